@@ -1,0 +1,7 @@
+/* libuv for IsletTransport. Only IsletTransport imports this module. */
+#ifndef ISLET_CLIBUV_SHIM_H
+#define ISLET_CLIBUV_SHIM_H
+
+#include <uv.h>
+
+#endif

@@ -1,0 +1,9 @@
+import ArgumentParser
+
+/// The `islet` command: serves the simulator and offers the tools around it.
+@main
+struct Islet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "islet",
+        abstract: "Simulates what an iPhone shows for Live Activities, widgets and Smart Stacks.")
+}
