@@ -1,0 +1,174 @@
+/// A JSON value: the one data type of Islet's state document, commands and wire messages.
+///
+/// Objects keep their members sorted by key, so the same value always encodes to the same bytes
+/// (the engine's determinism rests on it) and equality ignores the order members arrived in.
+/// Numbers are IEEE doubles, as in JavaScript, the language of most clients.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+}
+
+extension JSONValue {
+    /// The member named `key` when this is an object; `nil` otherwise or when absent.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let object) = self else { return nil }
+        return object[key]
+    }
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    public var numberValue: Double? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    public var objectValue: JSONObject? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// The JSON type name, as used in error messages ("expected a string, got a number").
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(JSONObject(elements))
+    }
+}
+
+/// A JSON object whose members are kept sorted by key.
+///
+/// Sorted storage gives deterministic encoding without a sort per encode, cheap equality, and
+/// ordered iteration for diffs.
+/// - Complexity: lookup O(log n); insertion and removal O(n), which suits the small objects of
+///   the state document (large collections live in the document's own maps).
+public struct JSONObject: Sendable, Hashable {
+    /// One member of an object.
+    public struct Member: Sendable, Hashable {
+        public var key: String
+        public var value: JSONValue
+    }
+
+    /// The members, sorted by key, keys unique.
+    public private(set) var members: [Member]
+
+    public init() { self.members = [] }
+
+    /// Builds an object from key/value pairs; a repeated key keeps its last value.
+    public init(_ pairs: some Sequence<(String, JSONValue)>) {
+        var members = pairs.map { Member(key: $0.0, value: $0.1) }
+        members.sortKeepingLastOfEqualKeys()
+        self.members = members
+    }
+
+    /// Builds an object from members already sorted by key with unique keys.
+    init(sortedUniqueMembers members: [Member]) {
+        self.members = members
+    }
+
+    public var count: Int { self.members.count }
+    public var isEmpty: Bool { self.members.isEmpty }
+    public var keys: [String] { self.members.map(\.key) }
+
+    public subscript(key: String) -> JSONValue? {
+        get {
+            let index = self.insertionIndex(of: key)
+            guard index < self.members.count, self.members[index].key == key else { return nil }
+            return self.members[index].value
+        }
+        set {
+            let index = self.insertionIndex(of: key)
+            let present = index < self.members.count && self.members[index].key == key
+            switch (present, newValue) {
+            case (true, let value?): self.members[index].value = value
+            case (true, nil): self.members.remove(at: index)
+            case (false, let value?): self.members.insert(Member(key: key, value: value), at: index)
+            case (false, nil): break
+            }
+        }
+    }
+
+    /// Removes the member named `key` and returns its value, or `nil` when there was none.
+    @discardableResult
+    public mutating func removeValue(forKey key: String) -> JSONValue? {
+        let old = self[key]
+        self[key] = nil
+        return old
+    }
+
+    private func insertionIndex(of key: String) -> Int {
+        var low = 0
+        var high = self.members.count
+        while low < high {
+            let mid = (low + high) / 2
+            if self.members[mid].key < key { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements)
+    }
+}
+
+extension [JSONObject.Member] {
+    /// Sorts by key; of several members with one key, keeps the one that came last.
+    mutating func sortKeepingLastOfEqualKeys() {
+        let indexed = self.enumerated().sorted { a, b in
+            a.element.key == b.element.key ? a.offset < b.offset : a.element.key < b.element.key
+        }
+        var result: [JSONObject.Member] = []
+        result.reserveCapacity(indexed.count)
+        for (_, member) in indexed {
+            if let last = result.last, last.key == member.key {
+                result[result.count - 1] = member
+            } else {
+                result.append(member)
+            }
+        }
+        self = result
+    }
+}

@@ -1,0 +1,109 @@
+/// Encodes JSON values to compact UTF-8 bytes, deterministically.
+///
+/// The same value always gives the same bytes: object members come out sorted by key (their
+/// stored order), integral numbers below 2^53 print without a fraction, other numbers in
+/// Swift's shortest round-trip form, and -0 prints as 0. Patches and snapshots are compared and
+/// replayed byte for byte, so there is exactly one encoding.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    public init(reservingCapacity capacity: Int = 256) {
+        self.bytes = []
+        self.bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: self.writeRaw("null")
+        case .bool(let flag): self.writeRaw(flag ? "true" : "false")
+        case .number(let number): self.write(number: number)
+        case .string(let text): self.write(string: text)
+        case .array(let elements): self.write(array: elements)
+        case .object(let object): self.write(object: object)
+        }
+    }
+
+    public mutating func write(number: Double) {
+        precondition(number.isFinite, "JSON has no representation for \(number)")
+        if number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 {
+            self.writeRaw(String(Int64(number)))
+        } else {
+            self.writeRaw(number.description)
+        }
+    }
+
+    public mutating func write(string: String) {
+        self.bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): self.writeRaw("\\\"")
+            case UInt8(ascii: "\\"): self.writeRaw("\\\\")
+            case 0x0A: self.writeRaw("\\n")
+            case 0x0D: self.writeRaw("\\r")
+            case 0x09: self.writeRaw("\\t")
+            case 0x08: self.writeRaw("\\b")
+            case 0x0C: self.writeRaw("\\f")
+            case 0..<0x20:
+                self.writeRaw("\\u00")
+                self.bytes.append(hexDigit(byte >> 4))
+                self.bytes.append(hexDigit(byte & 0x0F))
+            default: self.bytes.append(byte)
+            }
+        }
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    public mutating func write(array: [JSONValue]) {
+        self.bytes.append(UInt8(ascii: "["))
+        for (index, element) in array.enumerated() {
+            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+            self.write(element)
+        }
+        self.bytes.append(UInt8(ascii: "]"))
+    }
+
+    public mutating func write(object: JSONObject) {
+        self.bytes.append(UInt8(ascii: "{"))
+        for (index, member) in object.members.enumerated() {
+            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+            self.write(string: member.key)
+            self.bytes.append(UInt8(ascii: ":"))
+            self.write(member.value)
+        }
+        self.bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends bytes that are already valid JSON (for example a value encoded earlier).
+    /// - Warning: the caller vouches that `json` is one complete JSON value.
+    public mutating func writeEncoded(_ json: some Sequence<UInt8>) {
+        self.bytes.append(contentsOf: json)
+    }
+
+    /// Appends raw punctuation or a literal, for callers streaming a larger document.
+    public mutating func writeRaw(_ text: String) {
+        self.bytes.append(contentsOf: text.utf8)
+    }
+}
+
+extension JSONValue {
+    /// The canonical compact encoding.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter()
+        writer.write(self)
+        return writer.bytes
+    }
+
+    /// The canonical compact encoding, as a string.
+    public var encodedString: String {
+        String(decoding: self.encoded, as: UTF8.self)
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    public var description: String { self.encodedString }
+}
+
+private func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+}
