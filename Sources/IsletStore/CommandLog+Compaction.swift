@@ -32,7 +32,10 @@ extension CommandLog {
         let removed = try self.inTransaction { try self.deleteRecordsBeforeSnapshot(keeping: keepingRecords) }
         if reclaimingSpace {
             try self.connection.execute("VACUUM")
-            try self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            // The VACUUM's commit may have started a background checkpoint; let it finish, then
+            // copy the rest and empty the WAL, so the file on disk is the smaller one.
+            self.checkpointer?.waitUntilIdle()
+            if self.connection.path != ":memory:" { try self.connection.checkpoint(.truncate) }
         }
         let report = CompactionReport(
             removedRecords: removed.count, removedThrough: removed.through, bytesBefore: bytesBefore,

@@ -36,16 +36,22 @@ public final class CommandLog {
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
     let logger: Logger
+    /// Present with `.background` checkpointing; it holds a second connection to the file.
+    let checkpointer: BackgroundCheckpointer?
 
     /// Opens the store at `path`, creating it if the file is missing or empty.
     ///
     /// - Parameters:
     ///   - path: a file path, or `:memory:` for a store that disappears when closed.
     ///   - durability: `.normal` survives a killed process, `.full` also survives power loss.
+    ///   - checkpointing: `.background` keeps checkpoints off the appending thread; ignored for
+    ///     `:memory:`, which has no WAL.
     ///   - logger: used at debug level, and at info when a store is created or compacted.
     /// - Throws: `StoreError` naming the file: `.notADatabase`, `.corrupt`, `.foreignApplication`,
     ///   `.newerSchema`, `.cannotOpen`, `.ioError`, `.busy`.
-    public init(path: String, durability: Durability = .normal, logger: Logger) throws {
+    public init(
+        path: String, durability: Durability = .normal, checkpointing: Checkpointing = .background, logger: Logger
+    ) throws {
         var logger = logger
         logger[metadataKey: "islet.store.path"] = "\(path)"
         let connection = try SQLiteConnection(path: path)
@@ -65,7 +71,13 @@ public final class CommandLog {
         self.begin = try connection.prepare("BEGIN IMMEDIATE")
         self.commit = try connection.prepare("COMMIT")
         self.rollback = try connection.prepare("ROLLBACK")
+        self.checkpointer = try Self.startCheckpointer(
+            connection, durability: durability, checkpointing: checkpointing, logger: logger)
         self.logOpened(previousVersion: previousVersion)
+    }
+
+    deinit {
+        self.checkpointer?.waitUntilIdle()
     }
 
     /// Appends `records` in one transaction: either all are durable when this returns, or none.
@@ -87,6 +99,7 @@ public final class CommandLog {
             }
         }
         self.lastSequence = last.sequence
+        self.catchUpCheckpointIfWALIsLong()
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it or the commit throws.
@@ -99,6 +112,17 @@ public final class CommandLog {
         } catch {
             if !self.connection.isAutocommit { try? self.rollback.run() }
             throw error
+        }
+    }
+
+    /// See `BackgroundCheckpointer.walIsLong`. A failure (for example `SQLITE_BUSY` because the
+    /// background checkpoint is running) only means the next append tries again.
+    private func catchUpCheckpointIfWALIsLong() {
+        guard let checkpointer = self.checkpointer, checkpointer.walIsLong else { return }
+        do {
+            try self.connection.checkpoint(.passive)
+        } catch {
+            self.logger.trace("catch-up checkpoint skipped", metadata: ["error.message": "\(error)"])
         }
     }
 
@@ -138,6 +162,18 @@ extension CommandLog {
             PRAGMA busy_timeout = 5000;
             PRAGMA journal_size_limit = 67108864;
             """)
+    }
+
+    private static func startCheckpointer(
+        _ connection: SQLiteConnection, durability: Durability, checkpointing: Checkpointing, logger: Logger
+    ) throws -> BackgroundCheckpointer? {
+        guard let walPages = checkpointing.walPages, connection.path != ":memory:", !connection.path.isEmpty else {
+            return nil
+        }
+        let checkpointer = try BackgroundCheckpointer(
+            path: connection.path, durability: durability, walPages: walPages, logger: logger)
+        connection.onCommit { checkpointer.committed(walPages: $0) }
+        return checkpointer
     }
 
     private static func readLastSequence(_ connection: SQLiteConnection) throws -> UInt64 {

@@ -16,6 +16,8 @@ final class SQLiteConnection {
     /// The path given to `sqlite3_open_v2`, kept to name the file in every error.
     let path: String
     private let handle: OpaquePointer
+    /// Kept alive as long as SQLite may call it; SQLite holds only an unretained pointer.
+    private var walHook: WALHook?
 
     /// Opens (or creates) the database at `path`. SQLite reads nothing yet: a file that is not a
     /// database is only detected by the first statement that reads it.
@@ -63,6 +65,43 @@ final class SQLiteConnection {
     /// True unless the connection is inside an explicit transaction.
     var isAutocommit: Bool { sqlite3_get_autocommit(self.handle) != 0 }
 
+    /// Calls `body` after every commit on this connection with the number of pages now in the WAL.
+    ///
+    /// This replaces SQLite's automatic checkpoint (which is itself a WAL hook), so whoever sets
+    /// it takes over checkpointing. `body` runs on the committing thread, inside the commit call.
+    func onCommit(_ body: @escaping (_ walPages: Int) -> Void) {
+        let hook = WALHook(body)
+        self.walHook = hook
+        sqlite3_wal_hook(self.handle, walHookTrampoline, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
+    /// How much a checkpoint may wait for, and make others wait for.
+    enum CheckpointMode {
+        /// Copies what it can without waiting for or blocking anyone.
+        case passive
+        /// Blocks new writers until every frame is copied and readers have moved to the database
+        /// file, then truncates the WAL file to zero bytes.
+        case truncate
+    }
+
+    /// Copies committed WAL pages into the database file, with the fsyncs that entails.
+    ///
+    /// - Returns: the frames in the WAL and how many of them are now in the database file.
+    /// - Throws: `StoreError.busy` when a blocking mode could not get its locks within the busy timeout.
+    @discardableResult
+    func checkpoint(_ mode: CheckpointMode) throws -> (walPages: Int, checkpointed: Int) {
+        let cMode =
+            switch mode {
+            case .passive: SQLITE_CHECKPOINT_PASSIVE
+            case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+            }
+        var walPages: Int32 = 0
+        var checkpointed: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(self.handle, nil, cMode, &walPages, &checkpointed)
+        try self.check(rc, "sqlite3_wal_checkpoint_v2(\(mode))")
+        return (Int(walPages), Int(checkpointed))
+    }
+
     /// Turns a result code from a call on this connection into a thrown `StoreError`.
     func check(_ rc: Int32, _ call: @autoclosure () -> String) throws {
         guard rc != SQLITE_OK, rc != SQLITE_ROW, rc != SQLITE_DONE else { return }
@@ -91,4 +130,19 @@ extension SQLiteConnection {
 func sqlSummary(_ sql: String) -> String {
     let line = sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? sql
     return line.count > 48 ? String(line.prefix(48)) + "…" : line
+}
+
+/// The Swift closure behind `sqlite3_wal_hook`, owned by its connection.
+private final class WALHook {
+    let body: (Int) -> Void
+    init(_ body: @escaping (Int) -> Void) { self.body = body }
+}
+
+/// SQLite calls this after each commit; the context is the connection's `WALHook`.
+private func walHookTrampoline(
+    context: UnsafeMutableRawPointer?, db: OpaquePointer?, name: UnsafePointer<CChar>?, pages: Int32
+) -> Int32 {
+    guard let context else { return SQLITE_OK }
+    Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().body(Int(pages))
+    return SQLITE_OK
 }

@@ -37,12 +37,26 @@ struct BenchStore: ParsableCommand {
     func run() throws {
         let directory = try self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        print("## Append with group commit (\(self.commits) transactions each, \(self.payloadBytes)-byte payloads)\n")
-        print("| durability | records/commit | records/s | commits/s | p50 ms | p99 ms | max ms |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        let path = "\(directory)/append.sqlite"
+        print("## Append, back to back (\(self.commits) transactions each, \(self.payloadBytes)-byte payloads)\n")
+        print(AppendResult.header)
         for durability in Durability.allCases {
-            for group in [1, 10, 100] {
-                try self.benchAppend(durability: durability, group: group, path: "\(directory)/append.sqlite")
+            for checkpointing in checkpointings {
+                for group in [1, 10, 100] {
+                    let setup = AppendSetup(
+                        durability: durability, checkpointing: checkpointing, group: group, commits: self.commits)
+                    print(try self.benchAppend(setup, path: path).row)
+                }
+            }
+        }
+        print("\n## Append, paced like a loop turn: 20 records every 1 ms (20,000 records/s) for 4 s\n")
+        print(AppendResult.header)
+        for durability in Durability.allCases {
+            for checkpointing in checkpointings {
+                let setup = AppendSetup(
+                    durability: durability, checkpointing: checkpointing, group: 20, commits: 4000,
+                    interval: .milliseconds(1))
+                print(try self.benchAppend(setup, path: path).row)
             }
         }
         if !self.skipRecovery {
@@ -57,43 +71,40 @@ struct BenchStore: ParsableCommand {
         return path
     }
 
-    private func benchAppend(durability: Durability, group: Int, path: String) throws {
+    /// Appends `commits` groups (after 100 unmeasured ones), timing each `append` call; with an
+    /// interval, each group starts on its own tick, as a server's loop turns would.
+    private func benchAppend(_ setup: AppendSetup, path: String) throws -> AppendResult {
         defer { removeDatabase(path) }
-        let log = try CommandLog(path: path, durability: durability, logger: silentLogger)
-        var bytes = PayloadBytes(seed: UInt64(group))
+        let log = try CommandLog(
+            path: path, durability: setup.durability, checkpointing: setup.checkpointing.value, logger: silentLogger)
+        var bytes = PayloadBytes(seed: UInt64(setup.group))
         // Payloads are made before timing starts, so only the store is measured.
         let payloads = (0..<1024).map { _ in bytes.next(self.payloadBytes) }
-        let warmUp = 100
-        var latencies: [Duration] = []
-        latencies.reserveCapacity(self.commits)
         let clock = ContinuousClock()
-        let start = clock.now
-        var measuredStart = start
-        for commit in 0..<(warmUp + self.commits) {
-            if commit == warmUp { measuredStart = clock.now }
+        var result = AppendResult(setup: setup)
+        result.latencies.reserveCapacity(setup.commits)
+        var measuredStart = clock.now
+        for commit in -100..<setup.commits {
+            if commit == 0 { measuredStart = clock.now }
+            if let interval = setup.interval { waitUntil(measuredStart + interval * max(commit, 0), clock: clock) }
             let first = log.lastSequence + 1
-            let batch = (0..<UInt64(group)).map {
+            let batch = (0..<UInt64(setup.group)).map {
                 LogRecord(sequence: first + $0, instant: 0, kind: .batch, payload: payloads[Int((first + $0) % 1024)])
             }
             let before = clock.now
             try log.append(batch)
-            if commit >= warmUp { latencies.append(before.duration(to: clock.now)) }
+            if commit >= 0 { result.latencies.append(before.duration(to: clock.now)) }
+            result.maxWALBytes = max(result.maxWALBytes, fileSize(path + "-wal"))
         }
-        let seconds = measuredStart.duration(to: clock.now).seconds
-        let sorted = latencies.sorted()
-        let row = [
-            durability.rawValue, "\(group)", whole(Double(self.commits * group) / seconds),
-            whole(Double(self.commits) / seconds), millis(sorted.percentile(0.50)), millis(sorted.percentile(0.99)),
-            millis(sorted.last ?? .zero),
-        ]
-        print("| " + row.joined(separator: " | ") + " |")
+        result.seconds = measuredStart.duration(to: clock.now).seconds
+        return result
     }
 
     private func benchRecovery(path: String) throws {
         defer { removeDatabase(path) }
         let clock = ContinuousClock()
         let writing = try clock.measure { try self.writeRecoveryLog(path: path) }
-        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let fileBytes = fileSize(path)
 
         var snapshot: LogSnapshot?
         var log: CommandLog?
@@ -107,7 +118,7 @@ struct BenchStore: ParsableCommand {
         var all = ReadTally()
         let fullRead = try clock.measure { try log.forEachRecord(after: 0) { all.add($0) } }
         let compaction = try clock.measure { try log.compact(keepingRecords: 0, reclaimingSpace: true) }
-        let compactedBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let compactedBytes = fileSize(path)
 
         print("\n## Recovery of a \(self.records)-record log (snapshot every \(self.snapshotEvery), "
             + "\(self.snapshotBytes)-byte snapshots)\n")
@@ -144,7 +155,52 @@ struct BenchStore: ParsableCommand {
     }
 }
 
+private let checkpointings: [(name: String, value: Checkpointing)] = [("inline", .inline), ("background", .background)]
+
+private struct AppendSetup {
+    var durability: Durability
+    var checkpointing: (name: String, value: Checkpointing)
+    var group: Int
+    var commits: Int
+    var interval: Duration? = nil
+}
+
+private struct AppendResult {
+    static let header = """
+        | durability | checkpoints | records/commit | records/s | commits/s | p50 ms | p99 ms | max ms | max WAL MiB |
+        | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+        """
+
+    let setup: AppendSetup
+    var latencies: [Duration] = []
+    var seconds = 0.0
+    var maxWALBytes = 0
+
+    var row: String {
+        let sorted = self.latencies.sorted()
+        let cells = [
+            self.setup.durability.rawValue, self.setup.checkpointing.name, "\(self.setup.group)",
+            whole(Double(self.setup.commits * self.setup.group) / self.seconds),
+            whole(Double(self.setup.commits) / self.seconds), millis(sorted.percentile(0.50)),
+            millis(sorted.percentile(0.99)), millis(sorted.last ?? .zero), mebibytes(self.maxWALBytes),
+        ]
+        return "| " + cells.joined(separator: " | ") + " |"
+    }
+}
+
+/// Sleeps until shortly before `deadline`, then spins, so ticks start on time without burning a core.
+private func waitUntil(_ deadline: ContinuousClock.Instant, clock: ContinuousClock) {
+    let early = deadline - .microseconds(100)
+    if clock.now < early { usleep(UInt32(clock.now.duration(to: early).seconds * 1_000_000)) }
+    while clock.now < deadline {}
+}
+
 private let silentLogger = Logger(label: "islet.bench.store") { _ in SwiftLogNoOpLogHandler() }
+
+private func fileSize(_ path: String) -> Int {
+    var status = stat()
+    return stat(path, &status) == 0 ? Int(status.st_size) : 0
+}
 
 private func removeDatabase(_ path: String) {
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
