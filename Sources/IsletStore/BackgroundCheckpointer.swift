@@ -64,7 +64,9 @@ final class BackgroundCheckpointer: @unchecked Sendable {
             let result = try self.connection.checkpoint(.passive)
             self.logger.trace(
                 "checkpointed",
-                metadata: ["islet.store.wal_pages": "\(result.walPages)", "islet.store.checkpointed": "\(result.checkpointed)"])
+                metadata: [
+                    "islet.store.wal_pages": "\(result.walPages)", "islet.store.checkpointed": "\(result.checkpointed)",
+                ])
         } catch {
             // The log stays correct without checkpoints (the WAL only grows), so this is reported, not fatal.
             self.logger.info("checkpoint failed", metadata: ["error.message": "\(error)"])

@@ -26,12 +26,14 @@ extension CommandLog {
             try insert.bind(payload, at: 3)
             try insert.run()
             let prune = try self.connection.prepare(
-                "DELETE FROM snapshot WHERE sequence NOT IN (SELECT sequence FROM snapshot ORDER BY sequence DESC LIMIT ?1)")
+                "DELETE FROM snapshot WHERE sequence NOT IN (SELECT sequence FROM snapshot ORDER BY sequence DESC LIMIT ?1)"
+            )
             try prune.bind(Int64(keeping), at: 1)
             try prune.run()
         }
         self.logger.debug(
-            "wrote snapshot", metadata: ["islet.store.sequence": "\(sequence)", "islet.store.bytes": "\(payload.count)"])
+            "wrote snapshot",
+            metadata: ["islet.store.sequence": "\(sequence)", "islet.store.bytes": "\(payload.count)"])
     }
 
     /// The snapshot with the highest sequence, or nil if none was written.

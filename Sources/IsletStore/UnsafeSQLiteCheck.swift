@@ -14,7 +14,8 @@ internal import CSQLite
 ///   - path: the database file.
 func storeError(rc: Int32, detail: String, call: String, path: String) -> StoreError {
     let primary = rc & 0xFF
-    precondition(primary != SQLITE_MISUSE && primary != SQLITE_RANGE, "\(call): \(detail) (rc \(rc)), a bug in IsletStore")
+    precondition(
+        primary != SQLITE_MISUSE && primary != SQLITE_RANGE, "\(call): \(detail) (rc \(rc)), a bug in IsletStore")
     switch primary {
     case SQLITE_NOTADB:
         return .notADatabase(path: path, detail: detail, code: rc)

@@ -120,16 +120,16 @@ struct BenchStore: ParsableCommand {
         let compaction = try clock.measure { try log.compact(keepingRecords: 0, reclaimingSpace: true) }
         let compactedBytes = fileSize(path)
 
-        print("\n## Recovery of a \(self.records)-record log (snapshot every \(self.snapshotEvery), "
-            + "\(self.snapshotBytes)-byte snapshots)\n")
-        print("| step | time | detail |")
-        print("| --- | ---: | --- |")
-        print("| write the log (groups of 1,000, `normal`) | \(millis(writing)) ms | file \(mebibytes(fileBytes)) MiB |")
-        print("| (a) open + latestSnapshot | \(millis(opening)) ms | snapshot at \(snapshot.sequence), \(snapshot.payload.count) bytes |")
-        print("| (b) read the tail after the snapshot | \(millis(tailRead)) ms | \(tail.count) records, \(tail.bytes) payload bytes |")
-        print("| (a) + (b) | \(millis(opening + tailRead)) ms | what startup costs the store (engine replay not included) |")
-        print("| read all records | \(millis(fullRead)) ms | \(all.count) records, \(all.bytes) payload bytes |")
-        print("| compact (delete before snapshot + VACUUM) | \(millis(compaction)) ms | file \(mebibytes(compactedBytes)) MiB after |")
+        print("\n## Recovery of a \(self.records)-record log (snapshot every \(self.snapshotEvery), ", terminator: "")
+        print("\(self.snapshotBytes)-byte snapshots)\n\n| step | time | detail |\n| --- | ---: | --- |")
+        printStep("write the log (groups of 1,000, `normal`)", writing, "file \(mebibytes(fileBytes)) MiB")
+        let snapshotDetail = "snapshot at \(snapshot.sequence), \(snapshot.payload.count) bytes"
+        printStep("(a) open + latestSnapshot", opening, snapshotDetail)
+        printStep("(b) read the tail after the snapshot", tailRead, "\(tail.count) records, \(tail.bytes) bytes")
+        printStep("(a) + (b)", opening + tailRead, "what startup costs the store (engine replay not included)")
+        printStep("read all records", fullRead, "\(all.count) records, \(all.bytes) payload bytes")
+        let compactedDetail = "file \(mebibytes(compactedBytes)) MiB after"
+        printStep("compact (delete before snapshot + VACUUM)", compaction, compactedDetail)
         print("\nmax RSS of this process: \(maxResidentMiB()) MiB")
     }
 
@@ -143,8 +143,9 @@ struct BenchStore: ParsableCommand {
         while sequence < UInt64(self.records) {
             let count = min(1000, UInt64(self.records) - sequence)
             let batch = (1...count).map {
-                LogRecord(sequence: sequence + $0, instant: Int64(sequence + $0), kind: .batch,
-                          payload: bytes.next(self.payloadBytes))
+                LogRecord(
+                    sequence: sequence + $0, instant: Int64(sequence + $0), kind: .batch,
+                    payload: bytes.next(self.payloadBytes))
             }
             try log.append(batch)
             sequence += count
@@ -245,6 +246,10 @@ extension [Duration] {
         guard !self.isEmpty else { return .zero }
         return self[Swift.min(self.count - 1, Int((Double(self.count) * p).rounded(.up)) - 1)]
     }
+}
+
+private func printStep(_ step: String, _ time: Duration, _ detail: String) {
+    print("| \(step) | \(millis(time)) ms | \(detail) |")
 }
 
 private func millis(_ duration: Duration) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import IsletStore
 
 /// What a killed process leaves behind is the database file and its WAL, with the connection never

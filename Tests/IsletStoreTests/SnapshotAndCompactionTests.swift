@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IsletStore
 
 @Suite("Snapshots and compaction")
@@ -59,8 +60,9 @@ struct SnapshotAndCompactionTests {
         #expect(try log.recordCount() == 10)
     }
 
-    @Test("Compaction removes the records at or before the snapshot, keeping the requested number and the tail",
-          arguments: [(0, 1 as UInt64), (5, 26), (30, 1), (100, 1)])
+    @Test(
+        "Compaction removes the records at or before the snapshot, keeping the requested number and the tail",
+        arguments: [(0, 1 as UInt64), (5, 26), (30, 1), (100, 1)])
     func compactKeepsTail(keeping: Int, firstKept: UInt64) throws {
         try withTemporaryDirectory { dir in
             let path = dir.file("islet.sqlite")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+
 @testable import IsletStore
 
 /// A directory of its own for one test, removed when the test's closure returns.
@@ -26,7 +27,9 @@ func openLog(_ path: String, durability: Durability = .normal) throws -> Command
 /// A record whose payload is derived from its sequence, so reads can be checked byte for byte.
 func record(_ sequence: UInt64, kind: LogRecord.Kind = .batch, bytes: Int = 24) -> LogRecord {
     let payload = (0..<bytes).map { UInt8(truncatingIfNeeded: sequence &* 31 &+ UInt64($0)) }
-    return LogRecord(sequence: sequence, instant: 1_795_000_000_000 &+ Int64(truncatingIfNeeded: sequence), kind: kind, payload: payload)
+    return LogRecord(
+        sequence: sequence, instant: 1_795_000_000_000 &+ Int64(truncatingIfNeeded: sequence), kind: kind,
+        payload: payload)
 }
 
 func records(_ sequences: ClosedRange<UInt64>) -> [LogRecord] { sequences.map { record($0) } }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import IsletStore
 
 /// A file that is not a usable Islet database is refused with an error naming it, and is left as it was.
