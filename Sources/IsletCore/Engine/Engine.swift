@@ -114,6 +114,12 @@ public struct TokenResolution: Sendable, Hashable {
     /// The activity's `activityState`; `"dismissed"` means 410 `Unregistered` (AP-4).
     public var activityState: String?
 
+    public init(app: String, activity: String?, activityState: String?) {
+        self.app = app
+        self.activity = activity
+        self.activityState = activityState
+    }
+
     public var isPushToStart: Bool { self.activity == nil }
     public var isDismissed: Bool { self.activityState == "dismissed" }
 }

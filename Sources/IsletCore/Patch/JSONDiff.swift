@@ -68,8 +68,8 @@ extension JSONPatch {
             }
         } else if newMiddle.isEmpty {
             for index in oldMiddle.indices.reversed() { operations.append(.remove(path.appending(index))) }
-        } else if !self.diffShifted(old, new, prefix: prefix, path, &operations),
-            !self.diffMoved(oldMiddle, newMiddle, prefix: prefix, path, &operations)
+        } else if !self.diffMoved(oldMiddle, newMiddle, prefix: prefix, path, &operations),
+            !self.diffShifted(old, new, prefix: prefix, path, &operations)
         {
             self.diffElementwise(oldMiddle, newMiddle, whole: new, prefix: prefix, path, &operations)
         }
