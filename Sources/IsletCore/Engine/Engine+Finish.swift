@@ -19,8 +19,9 @@ extension Engine {
         if self.changes.config {
             for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
         }
-        let deviceIDs = self.changes.allDevices ? self.devices.keys.sorted() : self.changes.devices.sorted()
-        for id in deviceIDs {
+        var deviceIDs = self.changes.devices
+        if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
+        for id in deviceIDs.sorted() {
             self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
         }
         let revision = Revision(
@@ -44,8 +45,12 @@ extension Engine {
         self.document[section, key] = new
     }
 
+    /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
+    /// every patch says at which simulated instant it happened.
     private mutating func storeClock(into operations: inout [PatchOperation]) {
-        self.store(.clock, "now", .string(self.now.rfc3339), into: &operations)
+        let now = JSONValue.string(self.now.rfc3339)
+        operations.append(.replace("/clock/now", now))
+        self.document[.clock, "now"] = now
         if self.changes.clockSettings {
             self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &operations)
             self.store(.clock, "rate", .number(self.clock.rate), into: &operations)
