@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "islet",
             dependencies: [
-                "IsletServer", log,
+                "IsletServer", "IsletCore", "IsletRender", log,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),

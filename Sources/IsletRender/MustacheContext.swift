@@ -1,4 +1,5 @@
 import IsletCore
+internal import Mustache
 
 /// Converts a JSON context into the values swift-mustache walks: objects become
 /// `[String: Any]` (null members dropped), arrays `[Any]`, numbers their canonical JSON text
@@ -15,17 +16,30 @@ func mustacheContext(_ value: JSONValue) -> Any {
     case .string(let text): return text
     case .array(let elements): return elements.map(mustacheContext)
     case .object(let object):
-        var dictionary: [String: Any] = [:]
+        var members: [String: Any] = [:]
         for member in object.members where member.value != .null {
-            dictionary[member.key] = mustacheContext(member.value)
+            members[member.key] = mustacheContext(member.value)
         }
         if case .object(let state)? = object["state"] {
-            dictionary["stateEntries"] = state.members.map { member -> [String: Any] in
-                ["key": member.key, "value": displayText(member.value)]
+            members["stateEntries"] = state.members.map { member -> Any in
+                MustacheObject(["key": member.key, "value": displayText(member.value)])
             }
         }
-        return dictionary
+        return MustacheObject(members)
     }
+}
+
+/// An object of the context. A final class that conforms to `MustacheParent` directly, rather
+/// than `[String: Any]` (whose conformance is conditional): swift-mustache casts every value it
+/// looks up, and casts to a conditional conformance cost several times more.
+final class MustacheObject: MustacheParent, @unchecked Sendable {
+    private let members: [String: Any]
+
+    init(_ members: [String: Any]) {
+        self.members = members
+    }
+
+    func child(named name: String) -> Any? { self.members[name] }
 }
 
 /// How a JSON value reads in a fragment: strings as they are, anything else as JSON text.

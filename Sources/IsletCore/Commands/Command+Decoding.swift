@@ -60,10 +60,10 @@ extension AppUpsert {
         self.id = try reader.required("id", reader.identifier)
         self.name = try reader.string("name", maxLength: 256)
         if let identity = try reader.nested("identity") {
-            let names: Set<String> = ["tint", "background", "foreground", "keyline"]
+            let names = ["background", "foreground", "keyline", "tint"]
             try identity.rejectUnknown(names)
             var colors: [String: String] = [:]
-            for name in names.sorted() {
+            for name in names {
                 guard let color = try identity.string(name, maxLength: 64) else { continue }
                 guard isCSSColor(color) else { throw identity.fail(name, "expected a CSS color, got \"\(color)\"") }
                 colors[name] = color

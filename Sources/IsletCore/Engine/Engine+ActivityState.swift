@@ -74,6 +74,7 @@ extension Engine {
 
     /// Arms (or cancels, with `nil`) the LA-5 stale deadline of an active activity.
     mutating func armStaleDeadline(_ id: String, at instant: Instant?) {
+        if instant == nil, self.activities[id]?.armed.stale == nil { return }
         let sequence = instant.map { self.scheduler.schedule(.activityStale(activity: id), at: $0) }
         self.modifyActivity(id, render: false) { $0.armed.stale = sequence }
     }

@@ -6,7 +6,7 @@ extension Engine {
     /// `lowPriorityDelaySeconds`; a priority-10 push over budget is throttled until the budget
     /// returns. Returns the command result when held, `nil` to deliver now (budget charged).
     mutating func holdPush(
-        _ command: JSONValue, activity: String, event: String, _ delivery: DeliveryInput
+        _ command: @autoclosure () -> JSONValue, activity: String, event: String, _ delivery: DeliveryInput
     ) -> JSONValue? {
         guard delivery.source == .push, let appID = self.activities[activity]?.app else { return nil }
         if delivery.priority == 5 {
@@ -14,12 +14,12 @@ extension Engine {
             guard delay > 0 else { return nil }
             let at = self.now.adding(seconds: delay)
             let sequence = self.scheduler.schedule(.deferredDelivery(app: appID), at: at)
-            self.apps[appID]?.deferred.append(PendingDelivery(command: command, receivedAt: self.now, deadline: sequence))
+            self.apps[appID]?.deferred.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: sequence))
             self.recordDelivery(appID, event: event, activity: activity, delivery, outcome: .init(outcome: "deferred", reason: "low_priority"))
             return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]
         }
         if self.charge(appID, .push) { return nil }
-        self.apps[appID]?.throttled.append(PendingDelivery(command: command, receivedAt: self.now, deadline: 0))
+        self.apps[appID]?.throttled.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: 0))
         self.recordDelivery(appID, event: event, activity: activity, delivery, outcome: .init(outcome: "throttled", reason: "budget_exhausted"))
         return ["applied": false, "reason": "throttled"]
     }
@@ -87,11 +87,14 @@ extension Engine {
     ) {
         guard var app = self.apps[appID] else { return }
         let record: JSONObject = [
-            "at": .string(self.now.rfc3339), "source": .string(delivery.source.rawValue),
+            "activity": activity.map(JSONValue.string) ?? .null,
+            "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
+            "at": .string(self.now.rfc3339),
+            "event": .string(event),
+            "outcome": .string(outcome),
             "priority": .number(Double(delivery.priority)),
-            "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null, "event": .string(event),
-            "activity": activity.map(JSONValue.string) ?? .null, "outcome": .string(outcome),
             "reason": reason.map(JSONValue.string) ?? .null,
+            "source": .string(delivery.source.rawValue),
         ]
         self.apps[appID] = nil
         app.deliveries.append(.object(record))
@@ -99,5 +102,6 @@ extension Engine {
         if excess > 0 { app.deliveries.removeFirst(excess) }
         self.apps[appID] = app
         self.changes.apps.insert(appID)
+        self.changes.appendedDeliveries[appID, default: 0] += 1
     }
 }

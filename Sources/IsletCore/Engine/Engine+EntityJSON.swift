@@ -10,7 +10,7 @@ extension Engine {
         var inBetweenBands: Bool
 
         var json: JSONValue {
-            ["height": .number(self.height), "truncated": .bool(self.truncated), "inBetweenBands": .bool(self.inBetweenBands)]
+            ["height": .number(self.height), "inBetweenBands": .bool(self.inBetweenBands), "truncated": .bool(self.truncated)]
         }
     }
 
@@ -26,69 +26,78 @@ extension Engine {
         return SlotLayout(height: height, truncated: wanted > range.upperBound, inBetweenBands: between)
     }
 
+    // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
+
     func activityJSON(_ activity: Activity) -> JSONValue {
-        var content: JSONObject = [
-            "state": .object(activity.content.state), "relevanceScore": .number(activity.content.relevanceScore),
+        let content: JSONObject = [
+            "relevanceScore": .number(activity.content.relevanceScore), "staleDate": date(activity.content.staleDate),
+            "state": .object(activity.content.state),
         ]
-        content["staleDate"] = date(activity.content.staleDate)
         let object: JSONObject = [
-            "id": .string(activity.id),
-            "app": .string(activity.app),
-            "attributesType": .string(activity.attributesType),
-            "attributes": .object(activity.attributes),
-            "content": .object(content),
             "activityState": .string(activity.phase.rawValue),
-            "source": .string(activity.source.rawValue),
-            "requestedAt": .string(activity.requestedAt.rfc3339),
-            "scheduledStart": date(activity.scheduledStart),
-            "startedAt": date(activity.startedAt),
-            "endedAt": date(activity.endedAt),
-            "endReason": activity.endReason.map(JSONValue.string) ?? .null,
+            "alert": activity.alert?.json ?? .null,
+            "app": .string(activity.app),
+            "attributes": .object(activity.attributes),
+            "attributesType": .string(activity.attributesType),
+            "content": .object(content),
             "dismissAt": date(activity.dismissAt),
             "dismissedAt": date(activity.dismissedAt),
-            "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
+            "endReason": activity.endReason.map(JSONValue.string) ?? .null,
+            "endedAt": date(activity.endedAt),
+            "id": .string(activity.id),
             "lastTimestamp": date(activity.lastTimestamp),
-            "alert": activity.alert?.json ?? .null,
+            "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
             "render": self.renderJSON(activity),
+            "requestedAt": .string(activity.requestedAt.rfc3339),
+            "scheduledStart": date(activity.scheduledStart),
+            "source": .string(activity.source.rawValue),
+            "startedAt": date(activity.startedAt),
         ]
         return .object(object)
     }
 
     private func renderJSON(_ activity: Activity) -> JSONValue {
-        let render = activity.render ?? RenderedPresentation(fragments: [:])
+        guard case .object(var object) = activity.renderedFragments else { return .null }
         let layout = self.layout(of: activity)
+        object["layout"] = ["expanded": layout.expanded.json, "lockScreen": layout.lockScreen.json]
+        return .object(object)
+    }
+
+    /// The fragment part of `render`, built once per rendering and reused (so unchanged
+    /// fragments compare in O(1) when the activity's JSON is diffed).
+    static func fragmentsJSON(_ render: RenderedPresentation) -> JSONValue {
+        let expanded: JSONObject = [
+            "bottom": .string(render[.expandedBottom]), "center": .string(render[.expandedCenter]),
+            "leading": .string(render[.expandedLeading]), "trailing": .string(render[.expandedTrailing]),
+        ]
         let object: JSONObject = [
             "compactLeading": .string(render[.compactLeading]),
             "compactTrailing": .string(render[.compactTrailing]),
-            "minimal": .string(render[.minimal]),
-            "expanded": [
-                "leading": .string(render[.expandedLeading]), "trailing": .string(render[.expandedTrailing]),
-                "center": .string(render[.expandedCenter]), "bottom": .string(render[.expandedBottom]),
-            ],
+            "expanded": .object(expanded),
             "lockScreen": .string(render[.lockScreen]),
-            "layout": ["expanded": layout.expanded.json, "lockScreen": layout.lockScreen.json],
+            "minimal": .string(render[.minimal]),
         ]
         return .object(object)
     }
 
     func appJSON(_ app: App) -> JSONValue {
         let identity: JSONObject = [
-            "tint": app.identity.tint.map(JSONValue.string) ?? .null,
             "background": app.identity.background.map(JSONValue.string) ?? .null,
             "foreground": app.identity.foreground.map(JSONValue.string) ?? .null,
             "keyline": app.identity.keyline.map(JSONValue.string) ?? .null,
+            "tint": app.identity.tint.map(JSONValue.string) ?? .null,
         ]
         let object: JSONObject = [
+            "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
+            "deliveries": .array(app.deliveries),
+            "foreground": .bool(app.foreground),
+            "frequentUpdates": .bool(app.frequentUpdates),
             "id": .string(app.id),
-            "name": .string(app.name),
             "identity": .object(identity),
             "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled),
-            "frequentUpdates": .bool(app.frequentUpdates),
-            "foreground": .bool(app.foreground),
+            "name": .string(app.name),
+            "pending": ["deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count))],
             "pushToStartToken": .string(app.pushToStartToken),
-            "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
-            "pending": ["throttled": .number(Double(app.throttled.count)), "deferred": .number(Double(app.deferred.count))],
-            "deliveries": .array(app.deliveries),
         ]
         return .object(object)
     }
@@ -98,10 +107,10 @@ extension Engine {
         let window = self.configuration.budgetWindowSeconds
         return [
             "limit": .number(Double(self.budgetLimit(app, kind))),
+            "resetsAt": date(budget.windowStart?.adding(seconds: window)),
             "used": .number(Double(budget.used)),
             "windowSeconds": .number(window),
             "windowStart": date(budget.windowStart),
-            "resetsAt": date(budget.windowStart?.adding(seconds: window)),
         ]
     }
 

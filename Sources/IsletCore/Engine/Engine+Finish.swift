@@ -12,9 +12,7 @@ extension Engine {
         for id in self.changes.activities.sorted() {
             self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &operations)
         }
-        for id in self.changes.apps.sorted() {
-            self.store(.apps, id, self.apps[id].map(self.appJSON), into: &operations)
-        }
+        for id in self.changes.apps.sorted() { self.storeApp(id, into: &operations) }
         self.storeClock(into: &operations)
         if self.changes.config {
             for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
@@ -47,6 +45,29 @@ extension Engine {
 
     /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
     /// every patch says at which simulated instant it happened.
+    /// Stores an app; its delivery log only ever gains records at the end and loses the oldest,
+    /// so its operations follow from counts instead of a comparison of the two logs.
+    private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
+        guard let app = self.apps[id], let old = self.document[.apps, id],
+            let appended = self.changes.appendedDeliveries[id], let oldCount = old["deliveries"]?.arrayValue?.count
+        else {
+            self.store(.apps, id, self.apps[id].map(self.appJSON), into: &operations)
+            return
+        }
+        let new = self.appJSON(app)
+        let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
+        JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        let log = path.appending("deliveries")
+        let kept = min(appended, app.deliveries.count)
+        let dropped = oldCount + kept - app.deliveries.count
+        for _ in 0..<dropped { operations.append(.remove(log.appending(0))) }
+        for offset in 0..<kept {
+            let index = app.deliveries.count - kept + offset
+            operations.append(.add(log.appending(index), app.deliveries[index]))
+        }
+        self.document[.apps, id] = new
+    }
+
     private mutating func storeClock(into operations: inout [PatchOperation]) {
         let now = JSONValue.string(self.now.rfc3339)
         operations.append(.replace("/clock/now", now))
@@ -61,7 +82,10 @@ extension Engine {
     private mutating func renderTouched() {
         for id in self.changes.renders.sorted() {
             guard var activity = self.activities[id] else { continue }
-            activity.render = self.render(activity)
+            self.activities[id] = nil  // so `activity` is the only owner and updates in place
+            let rendered = self.render(activity)
+            activity.render = rendered
+            activity.renderedFragments = Self.fragmentsJSON(rendered)
             self.activities[id] = activity
         }
     }

@@ -26,22 +26,22 @@ extension Engine {
             identity["keyline"] = colors.keyline.map(JSONValue.string)
         }
         let details: JSONObject = [
-            "id": .string(activity.id),
-            "attributesType": .string(activity.attributesType),
             "activityState": .string(activity.phase.rawValue),
-            "isStale": .bool(activity.phase == .stale),
+            "attributesType": .string(activity.attributesType),
+            "endedAt": date(activity.endedAt),
+            "id": .string(activity.id),
             "isEnded": .bool(activity.phase == .ended || activity.phase == .dismissed),
+            "isStale": .bool(activity.phase == .stale),
             "relevanceScore": .number(activity.content.relevanceScore),
             "staleDate": date(activity.content.staleDate),
             "startedAt": date(activity.startedAt),
-            "endedAt": date(activity.endedAt),
         ]
         let context: JSONObject = [
             "activity": .object(details),
+            "alert": activity.alert?.json ?? .null,
+            "app": ["id": .string(activity.app), "identity": .object(identity), "name": .string(app?.name ?? activity.app)],
             "attributes": .object(activity.attributes),
             "state": .object(activity.content.state),
-            "app": ["id": .string(activity.app), "name": .string(app?.name ?? activity.app), "identity": .object(identity)],
-            "alert": activity.alert?.json ?? .null,
         ]
         return .object(context)
     }

@@ -22,6 +22,9 @@ struct ChangeSet: Sendable {
     /// Activities whose fragments must be rendered again before their JSON is rebuilt.
     var renders: Set<String> = []
     var apps: Set<String> = []
+    /// How many delivery records each app appended in this revision (their ops are known
+    /// without comparing the logs).
+    var appendedDeliveries: [String: Int] = [:]
     var devices: Set<String> = []
     /// Every device's scene must be rebuilt (the shared island or Lock Screen changed).
     var allDevices = false

@@ -27,6 +27,8 @@ struct Activity: Sendable, Hashable {
     var armed = ArmedDeadlines()
     /// The fragments last rendered for this activity; `nil` until the revision renders it.
     var render: RenderedPresentation?
+    /// `render`'s fragments as the document's JSON, built once per rendering.
+    var renderedFragments: JSONValue = .null
 
     /// LA-4: pending, active and stale activities count towards the limits.
     var isOngoing: Bool { self.phase == .pending || self.phase == .active || self.phase == .stale }
@@ -61,7 +63,7 @@ struct ActivityAlert: Sendable, Hashable {
     var at: Instant
 
     var json: JSONValue {
-        ["title": self.title, "body": self.body, "sound": self.sound, "at": .string(self.at.rfc3339)]
+        ["at": .string(self.at.rfc3339), "body": self.body, "sound": self.sound, "title": self.title]
     }
 }
 

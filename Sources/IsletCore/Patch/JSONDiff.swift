@@ -42,7 +42,10 @@ extension JSONPatch {
                 operations.append(.add(path.appending(new[j].key), new[j].value))
                 j += 1
             } else {
-                self.diff(old[i].value, new[j].value, path.appending(old[i].key), &operations)
+                // Compare first: equal members (often the same storage) cost no pointer building.
+                if old[i].value != new[j].value {
+                    self.diff(old[i].value, new[j].value, path.appending(old[i].key), &operations)
+                }
                 i += 1
                 j += 1
             }
@@ -122,7 +125,7 @@ extension JSONPatch {
             operations.append(.replace(path, .array(whole)))
             return
         }
-        for offset in 0..<common {
+        for offset in 0..<common where old[prefix + offset] != new[prefix + offset] {
             self.diff(old[prefix + offset], new[prefix + offset], path.appending(prefix + offset), &operations)
         }
         if old.count > common {

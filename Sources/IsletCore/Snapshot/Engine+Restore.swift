@@ -68,6 +68,7 @@ extension Engine {
         for id in self.activities.keys.sorted() {
             let rendered = self.render(self.activities[id]!)
             self.activities[id]?.render = rendered
+            self.activities[id]?.renderedFragments = Self.fragmentsJSON(rendered)
         }
         self.sceneBase.island = self.islandPick()
         self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })

@@ -23,16 +23,44 @@ extension Instant {
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds.floorModulo(86_400)
         let (year, month, day) = civilFromDays(days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-        text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay % 3600 / 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if millis != 0 { text += "." + pad(millis, 3) }
-        return text + "Z"
+        // Formatting into a fixed byte buffer: dates are written for every revision.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendDigits(&bytes, year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(&bytes, month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(&bytes, day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(&bytes, secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(&bytes, secondOfDay % 3600 / 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(&bytes, secondOfDay % 60, 2)
+        if millis != 0 {
+            bytes.append(UInt8(ascii: "."))
+            appendDigits(&bytes, millis, 3)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
-private func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+/// Appends `value` in decimal, zero-padded to `width` digits (years outside 0–9999 never get
+/// here: parsing refuses them and the engine clamps nothing beyond).
+private func appendDigits(_ bytes: inout [UInt8], _ value: Int64, _ width: Int) {
+    let value = max(0, value)
+    var divisor: Int64 = 1
+    var digits = 1
+    while divisor <= value / 10 {
+        divisor *= 10
+        digits += 1
+    }
+    for _ in digits..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
+    while divisor > 0 {
+        bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+        divisor /= 10
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
