@@ -28,6 +28,7 @@ struct BenchEngine: ParsableCommand {
             try self.diffSmall(name, renderer)
         }
         guard !self.diffOnly else { return }
+        try self.diffAtScale()
         try self.scale(stepped: false)
         if !self.skipStepped { try self.scale(stepped: true) }
         print("peak resident memory: \(memory("VmHWM")) (current \(memory("VmRSS")))")
@@ -47,15 +48,21 @@ struct BenchEngine: ParsableCommand {
         print("update → patch, 3 activities, renderer \(name): \(row)")
     }
 
+    /// Update → encoded patch when the engine holds the whole scale world.
+    private func diffAtScale() throws {
+        var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
+        let ids = (0..<self.activities).map { "a\($0)" }
+        let count = min(self.updates, 5000)
+        let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
+        print("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
+        let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
+        print("update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)")
+    }
+
     private func scale(stepped: Bool) throws {
         let setupStart = ContinuousClock.now
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let setup = ContinuousClock.now - setupStart
-        if !stepped {
-            let ids = (0..<self.activities).map { "a\($0)" }
-            let row = try measureUpdates(&engine, ids: ids, count: min(self.updates, 5000))
-            print("update → patch, \(self.activities) activities, renderer mustache: \(row)")
-        }
         let start = ContinuousClock.now
         var transitions = 0
         var ops = 0
@@ -79,17 +86,20 @@ struct BenchEngine: ParsableCommand {
 }
 
 /// Times `count` single-command batches, each an update of the next activity with new state.
-private func measureUpdates(_ engine: inout Engine, ids: [String], count: Int) throws -> String {
+private func measureUpdates(
+    _ engine: inout Engine, ids: [String], count: Int, score: (Int) -> Double = { _ in 25 }
+) throws -> String {
     var samples: [Duration] = []
     samples.reserveCapacity(count)
     var totalOps = 0
     var totalBytes = 0
     let statuses = ["received", "preparing", "outForDelivery"]
     for iteration in 0..<(count + 1000) {
+        let index = iteration % ids.count
         let command: JSONValue = [
-            "type": "activity.update", "id": .string(ids[iteration % ids.count]),
+            "type": "activity.update", "id": .string(ids[index]),
             "content": ["state": ["currentStatus": .string(statuses[iteration % 3]), "n": .number(Double(iteration))],
-                        "relevanceScore": 25],
+                        "relevanceScore": .number(score(index))],
         ]
         let start = ContinuousClock.now
         let revision = try engine.apply([command], at: BenchWorld.start)

@@ -25,7 +25,7 @@ extension Engine {
     /// Forgets an activity: removes it from the document, the index and the token map.
     mutating func removeActivity(_ id: String) {
         guard let activity = self.activities.removeValue(forKey: id) else { return }
-        let ranks = self.index.update(from: .init(activity), to: .init(nil))
+        let ranks = self.index.update(from: .init(activity), to: .init(nil), recording: &self.changes.lockScreenMoves)
         self.noteRanks(ranks)
         if activity.isOngoing { self.adjustOngoing(app: activity.app, by: -1) }
         self.apps[activity.app]?.activities.remove(id)
@@ -37,7 +37,7 @@ extension Engine {
     private mutating func noteChange(
         of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool, render: Bool
     ) {
-        let ranks = self.index.update(from: before, to: .init(activity))
+        let ranks = self.index.update(from: before, to: .init(activity), recording: &self.changes.lockScreenMoves)
         self.noteRanks(ranks)
         if wasOngoing != activity.isOngoing { self.adjustOngoing(app: activity.app, by: activity.isOngoing ? 1 : -1) }
         self.changes.touchActivity(activity.id, render: render)
@@ -45,6 +45,7 @@ extension Engine {
 
     private mutating func noteRanks(_ ranks: (lockScreen: Bool, island: Bool)) {
         if ranks.lockScreen { self.changes.lockScreen = true }
+        if let moves = self.changes.lockScreenMoves, moves.count > 64 { self.changes.lockScreenMoves = nil }
         if ranks.island { self.changes.island = true }
     }
 

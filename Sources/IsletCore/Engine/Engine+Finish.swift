@@ -19,9 +19,7 @@ extension Engine {
         }
         var deviceIDs = self.changes.devices
         if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
-        for id in deviceIDs.sorted() {
-            self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
-        }
+        for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
         let revision = Revision(
             rev: self.rev, at: self.now, ops: operations, results: results,
             transitions: self.changes.transitions, encodedOps: operations.encoded)
@@ -66,6 +64,27 @@ extension Engine {
             operations.append(.add(log.appending(index), app.deliveries[index]))
         }
         self.document[.apps, id] = new
+    }
+
+    /// Stores a device. When the Lock Screen list changed by replayed moves, its operations are
+    /// the same for every device: they are reused instead of comparing two long lists per device.
+    private mutating func storeDevice(_ id: String, into operations: inout [PatchOperation]) {
+        guard let ops = self.changes.lockScreenOps, let device = self.devices[id], let old = self.document[.devices, id]
+        else {
+            self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
+            return
+        }
+        let new = self.deviceJSON(device)
+        let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
+        let list: JSONPointer = "/scene/lockScreen/activities"
+        var oldRest = old
+        var newRest = new
+        try? oldRest.set(.null, at: list)
+        try? newRest.set(.null, at: list)
+        JSONPatch.diff(oldRest, newRest, path, &operations)
+        let listPath = path.appending(list)
+        for op in ops { operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value)) }
+        self.document[.devices, id] = new
     }
 
     private mutating func storeClock(into operations: inout [PatchOperation]) {

@@ -29,6 +29,12 @@ struct ChangeSet: Sendable {
     /// Every device's scene must be rebuilt (the shared island or Lock Screen changed).
     var allDevices = false
     var lockScreen = false
+    /// The Lock Screen moves of this revision, in order; `nil` once there are too many to be
+    /// worth replaying (the scenes then compare the lists instead).
+    var lockScreenMoves: [PresentationIndex.LockScreenMove]? = []
+    /// The Lock Screen list's operations relative to `…/scene/lockScreen/activities`, when the
+    /// moves were replayed; shared by every device's scene.
+    var lockScreenOps: [PatchOperation]?
     var island = false
     var config = false
     var clockSettings = false

@@ -48,20 +48,47 @@ struct PresentationIndex: Sendable {
         }
     }
 
+    /// One change of the Lock Screen order, with its position at the moment it happened, so
+    /// that replaying the moves in order turns the old list into the new one.
+    enum LockScreenMove: Sendable, Hashable {
+        case removed(at: Int)
+        case inserted(String, at: Int)
+    }
+
     /// Moves an activity from its old membership to its new one.
+    /// - Parameter moves: receives the Lock Screen moves when not `nil` (finding positions
+    ///   costs O(n / chunk size), so callers that do not need them pass `nil`).
     /// - Returns: which rankings changed.
-    mutating func update(from old: Membership, to new: Membership) -> (lockScreen: Bool, island: Bool) {
+    mutating func update(
+        from old: Membership, to new: Membership, recording moves: inout [LockScreenMove]?
+    ) -> (lockScreen: Bool, island: Bool) {
         guard old != new else { return (false, false) }
         let lockChanged = old.onLockScreen != new.onLockScreen || (new.onLockScreen && old.key != new.key)
         let islandChanged = old.inIsland != new.inIsland || (new.inIsland && old.key != new.key)
         if lockChanged {
-            if old.onLockScreen, let key = old.key { self.lockScreen.remove(key) }
-            if new.onLockScreen, let key = new.key { self.lockScreen.insert(key) }
+            if old.onLockScreen, let key = old.key {
+                if moves != nil {
+                    if let position = self.lockScreen.position(of: key) { moves?.append(.removed(at: position)) } else { moves = nil }
+                }
+                self.lockScreen.remove(key)
+            }
+            if new.onLockScreen, let key = new.key {
+                self.lockScreen.insert(key)
+                if moves != nil {
+                    if let position = self.lockScreen.position(of: key) { moves?.append(.inserted(key.id, at: position)) } else { moves = nil }
+                }
+            }
         }
         if islandChanged {
             if old.inIsland, let key = old.key { self.island.remove(key) }
             if new.inIsland, let key = new.key { self.island.insert(key) }
         }
         return (lockChanged, islandChanged)
+    }
+
+    /// The same without recording moves.
+    mutating func update(from old: Membership, to new: Membership) -> (lockScreen: Bool, island: Bool) {
+        var none: [LockScreenMove]? = nil
+        return self.update(from: old, to: new, recording: &none)
     }
 }

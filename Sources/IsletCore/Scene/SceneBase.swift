@@ -61,8 +61,33 @@ extension Engine {
             }
         }
         if self.changes.lockScreen {
-            self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
+            if let moves = self.changes.lockScreenMoves, case .array(var list) = self.sceneBase.lockScreen {
+                self.sceneBase.lockScreen = .null  // so `list` is uniquely owned
+                self.changes.lockScreenOps = replay(moves, on: &list)
+                self.sceneBase.lockScreen = .array(list)
+            } else {
+                self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
+            }
             self.changes.allDevices = true
         }
     }
+}
+
+/// Applies Lock Screen moves to the list and returns them as patch operations (paths relative
+/// to the list).
+/// - Complexity: O(moves × list length) for the array shifts, which are memory moves.
+private func replay(_ moves: [PresentationIndex.LockScreenMove], on list: inout [JSONValue]) -> [PatchOperation] {
+    var operations: [PatchOperation] = []
+    operations.reserveCapacity(moves.count)
+    for move in moves {
+        switch move {
+        case .removed(let position):
+            list.remove(at: position)
+            operations.append(.remove(JSONPointer(tokens: [String(position)])))
+        case .inserted(let id, let position):
+            list.insert(.string(id), at: position)
+            operations.append(.add(JSONPointer(tokens: [String(position)]), .string(id)))
+        }
+    }
+    return operations
 }

@@ -57,6 +57,18 @@ struct SortedChunks<Element: Comparable & Sendable>: Sendable {
         return false
     }
 
+    /// The position of an element equal to `element` in the whole order, or `nil`.
+    /// - Complexity: O(log n + n / chunk size).
+    func position(of element: Element) -> Int? {
+        let chunkIndex = self.firstChunk(notBelow: element)
+        guard chunkIndex < self.chunks.count else { return nil }
+        let index = lowerBound(self.chunks[chunkIndex], element)
+        guard index < self.chunks[chunkIndex].count, self.chunks[chunkIndex][index] == element else { return nil }
+        var before = 0
+        for chunk in self.chunks[..<chunkIndex] { before += chunk.count }
+        return before + index
+    }
+
     /// Calls `body` on elements in order until it returns `false`.
     func forEach(while body: (Element) -> Bool) {
         for chunk in self.chunks {
