@@ -73,6 +73,9 @@ extension Engine {
 
     /// Applies a batch of decoded commands atomically (see ``apply(_:at:)-JSONValue``).
     public mutating func apply(_ commands: [Command], at wall: Instant) throws(APIError) -> Revision {
+        guard !commands.isEmpty else {
+            throw APIError(.invalidArgument, "a batch needs at least one command", field: "/commands")
+        }
         var trial = self
         let results = try trial.run(commands, at: wall)
         let revision = trial.finishRevision(results: results)

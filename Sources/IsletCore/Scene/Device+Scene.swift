@@ -45,35 +45,17 @@ extension Engine {
         let model = device.model
         guard model.hasDynamicIsland, let islandWidth = model.islandWidth, let expandedWidth = model.expandedWidth else {
             return [
-                "mode": "none", "width": 0, "height": 0, "cornerRadius": .number(DeviceModel.cornerRadius),
-                "compact": .null, "minimal": [], "expanded": .null, "background": "#000000", "keyline": .null,
+                "background": "#000000", "compact": .null, "cornerRadius": .number(DeviceModel.cornerRadius),
+                "expanded": .null, "height": 0, "keyline": .null, "minimal": [], "mode": "none", "width": 0,
             ]
         }
-        var mode = "none"
-        var width = DeviceModel.cameraGap
-        var height = DeviceModel.islandHeight
-        var compact = JSONValue.null
-        var minimal: [JSONValue] = []
-        if let primary = pick.primary {
-            width = islandWidth
-            if let secondary = pick.secondary {
-                mode = "minimal"
-                let minimalWidth = JSONValue.number(self.configuration.clampedMinimalWidth)
-                minimal = [
-                    ["activity": .string(primary.id), "attached": true, "width": minimalWidth],
-                    ["activity": .string(secondary.id), "attached": false, "width": minimalWidth],
-                ]
-            } else {
-                mode = "compact"
-                compact = ["activity": .string(primary.id)]
-            }
-        }
+        var island = self.collapsedIsland(pick, islandWidth: islandWidth)
         var expanded = JSONValue.null
         var shownActivity = pick.primary?.id
         if let expansion = device.expansion {
-            mode = "expanded"
-            width = expandedWidth
-            height = self.activities[expansion.activity].map { self.layout(of: $0).expanded.height } ?? height
+            island.mode = "expanded"
+            island.width = expandedWidth
+            island.height = self.activities[expansion.activity].map { self.layout(of: $0).expanded.height } ?? island.height
             expanded = [
                 "activity": .string(expansion.activity), "reason": .string(expansion.reason.rawValue),
                 "until": .string(expansion.until.rfc3339),
@@ -83,12 +65,32 @@ extension Engine {
         // PR-9: the island is black and opaque; the keyline tint applies in Dark Mode.
         let keyline = shownActivity.flatMap { self.activities[$0] }.flatMap { self.apps[$0.app]?.identity.keyline }
         let object: JSONObject = [
-            "mode": .string(mode), "width": .number(width), "height": .number(height),
-            "cornerRadius": .number(DeviceModel.cornerRadius), "compact": compact, "minimal": .array(minimal),
-            "expanded": expanded, "background": "#000000",
+            "background": "#000000", "compact": island.compact, "cornerRadius": .number(DeviceModel.cornerRadius),
+            "expanded": expanded, "height": .number(island.height),
             "keyline": device.appearance == .dark ? keyline.map(JSONValue.string) ?? .null : .null,
+            "minimal": .array(island.minimal), "mode": .string(island.mode), "width": .number(island.width),
         ]
         return .object(object)
+    }
+
+    /// What a Dynamic Island shows when not expanded (PR-2, PR-3): nothing (the camera
+    /// cutout), compact, or two minimal views.
+    private func collapsedIsland(_ pick: IslandPick, islandWidth: Double) -> CollapsedIsland {
+        var island = CollapsedIsland()
+        guard let primary = pick.primary else { return island }
+        island.width = islandWidth
+        if let secondary = pick.secondary {
+            island.mode = "minimal"
+            let minimalWidth = JSONValue.number(self.configuration.clampedMinimalWidth)
+            island.minimal = [
+                ["activity": .string(primary.id), "attached": true, "width": minimalWidth],
+                ["activity": .string(secondary.id), "attached": false, "width": minimalWidth],
+            ]
+        } else {
+            island.mode = "compact"
+            island.compact = ["activity": .string(primary.id)]
+        }
+        return island
     }
 
     /// PR-7: StandBy shows the top island activity's Lock Screen presentation at 2×; Night Mode
@@ -101,4 +103,13 @@ extension Engine {
             "tint": device.nightMode ? "red" : .null, "height": .number(scaled), "extendsBackground": true,
         ]
     }
+}
+
+/// The island's mode and size before any expansion.
+private struct CollapsedIsland {
+    var mode = "none"
+    var width = DeviceModel.cameraGap
+    var height = DeviceModel.islandHeight
+    var compact = JSONValue.null
+    var minimal: [JSONValue] = []
 }

@@ -69,6 +69,14 @@ import Testing
         #expect(sim.state(of: "a1") == "active", "the update after the stale date makes it active again")
     }
 
+    @Test("an empty batch is refused")
+    func emptyBatch() throws {
+        var sim = Simulation()
+        let error = #expect(throws: APIError.self) { try sim.run(batch: []) }
+        #expect(error?.field == "/commands")
+        #expect(sim.engine.rev == 0)
+    }
+
     @Test("generated activity ids are deterministic and skip ids in use")
     func generatedIDs() throws {
         var sim = Simulation()
