@@ -23,7 +23,9 @@ struct BenchEngine: ParsableCommand {
 
     func run() throws {
         print("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
-        let renderers: [(String, any PresentationRenderer)] = [("mustache", MustacheRenderer()), ("plain", PlainRenderer())]
+        let renderers: [(String, any PresentationRenderer)] = [
+            ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
+        ]
         for (name, renderer) in renderers where self.renderer == "both" || self.renderer == name {
             try self.diffSmall(name, renderer)
         }
@@ -56,7 +58,9 @@ struct BenchEngine: ParsableCommand {
         let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
         print("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
         let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
-        print("update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)")
+        print(
+            "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
+        )
     }
 
     private func scale(stepped: Bool) throws {
@@ -71,7 +75,8 @@ struct BenchEngine: ParsableCommand {
         let steps = stepped ? 1440 : 1
         for _ in 0..<steps {
             let revision = try engine.apply(
-                [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue], at: BenchWorld.start)
+                [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
+                at: BenchWorld.start)
             transitions += revision.transitions
             ops += revision.ops.count
             bytes += revision.encodedOps.count
@@ -79,9 +84,10 @@ struct BenchEngine: ParsableCommand {
         }
         let elapsed = ContinuousClock.now - start
         let mode = stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"
-        print("24 h over \(self.activities) activities, \(mode): \(format(elapsed)) for \(transitions) transitions"
-            + " in \(revisions) revision(s), \(ops) ops, \(bytes / 1024) KiB of patch (setup \(format(setup)),"
-            + " document \(engine.documentBytes.count / 1024) KiB)")
+        print(
+            "24 h over \(self.activities) activities, \(mode): \(format(elapsed)) for \(transitions) transitions"
+                + " in \(revisions) revision(s), \(ops) ops, \(bytes / 1024) KiB of patch (setup \(format(setup)),"
+                + " document \(engine.documentBytes.count / 1024) KiB)")
     }
 }
 
@@ -98,8 +104,10 @@ private func measureUpdates(
         let index = iteration % ids.count
         let command: JSONValue = [
             "type": "activity.update", "id": .string(ids[index]),
-            "content": ["state": ["currentStatus": .string(statuses[iteration % 3]), "n": .number(Double(iteration))],
-                        "relevanceScore": .number(score(index))],
+            "content": [
+                "state": ["currentStatus": .string(statuses[iteration % 3]), "n": .number(Double(iteration))],
+                "relevanceScore": .number(score(index)),
+            ],
         ]
         let start = ContinuousClock.now
         let revision = try engine.apply([command], at: BenchWorld.start)
@@ -119,7 +127,10 @@ private func measureUpdates(
 enum BenchWorld {
     static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
     static let pausedClock = SimulationClock.virtual(now: start, rate: 0, atWall: start)
-    static let types = ["CoffeeDeliveryAttributes", "RideShareAttributes", "SportsScoreAttributes", "TimerAttributes", "WorkoutAttributes"]
+    static let types = [
+        "CoffeeDeliveryAttributes", "RideShareAttributes", "SportsScoreAttributes", "TimerAttributes",
+        "WorkoutAttributes",
+    ]
 
     static func build(activities: Int, apps: Int) throws -> Engine {
         var configuration = SimulatorConfiguration()
@@ -136,12 +147,19 @@ enum BenchWorld {
         var random: UInt64 = 42
         for batchStart in stride(from: 0, to: activities, by: 100) {
             var batch = (batchStart..<min(activities, batchStart + 100)).map { index in
-                request(index: index, app: "app-\(index % apps)", staleAfter: Double(600 + next(&random) % 27_000), alert: true)
+                request(
+                    index: index, app: "app-\(index % apps)", staleAfter: Double(600 + next(&random) % 27_000),
+                    alert: true)
             }
             // Every tenth activity of the batch gets an alerting update too.
             batch += stride(from: batchStart, to: min(activities, batchStart + 100), by: 10).map { index in
-                ["type": "activity.update", "id": .string("a\(index)"), "alert": ["title": "Update"],
-                 "content": ["state": ["currentStatus": "preparing"], "staleDate": .string(start.adding(seconds: 7200).rfc3339)]]
+                [
+                    "type": "activity.update", "id": .string("a\(index)"), "alert": ["title": "Update"],
+                    "content": [
+                        "state": ["currentStatus": "preparing"],
+                        "staleDate": .string(start.adding(seconds: 7200).rfc3339),
+                    ],
+                ]
             }
             _ = try engine.apply(batch, at: start)
         }
@@ -152,10 +170,14 @@ enum BenchWorld {
         var command: JSONObject = [
             "type": "activity.request", "id": .string("a\(index)"), "app": .string(app),
             "attributesType": .string(types[index % types.count]),
-            "attributes": ["coffeeName": "Flat white", "homeTeam": "LAL", "awayTeam": "BOS", "name": "Tea", "workoutType": "Run"],
-            "content": ["state": ["currentStatus": "recieved", "homeScore": 0, "awayScore": 0, "remainingSeconds": 600],
-                        "staleDate": .string(start.adding(seconds: staleAfter).rfc3339),
-                        "relevanceScore": .number(Double(index % 4 * 25))],
+            "attributes": [
+                "coffeeName": "Flat white", "homeTeam": "LAL", "awayTeam": "BOS", "name": "Tea", "workoutType": "Run",
+            ],
+            "content": [
+                "state": ["currentStatus": "recieved", "homeScore": 0, "awayScore": 0, "remainingSeconds": 600],
+                "staleDate": .string(start.adding(seconds: staleAfter).rfc3339),
+                "relevanceScore": .number(Double(index % 4 * 25)),
+            ],
         ]
         if alert { command["alert"] = ["title": "Started", "body": "Your activity started"] }
         return .object(command)

@@ -75,7 +75,8 @@ extension SimulatorConfiguration.Field {
     typealias Configuration = SimulatorConfiguration
 
     /// A whole number of things, at least `minimum`.
-    static func count(_ name: String, _ path: any WritableKeyPath<Configuration, Int> & Sendable, minimum: Int) -> Self {
+    static func count(_ name: String, _ path: any WritableKeyPath<Configuration, Int> & Sendable, minimum: Int) -> Self
+    {
         Self(name: name, read: { .number(Double($0[keyPath: path])) }) { configuration, value in
             guard let number = value.numberValue, number == number.rounded(), number >= Double(minimum),
                 number <= 1e9

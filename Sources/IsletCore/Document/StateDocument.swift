@@ -47,7 +47,11 @@ struct StateDocument: Sendable {
     /// The whole document as one JSON value.
     /// - Complexity: O(size of the document).
     var value: JSONValue {
-        .object(JSONObject(sortedUniqueMembers: DocumentSection.allCases.map { .init(key: $0.rawValue, value: .object(self.object(of: $0))) }))
+        .object(
+            JSONObject(
+                sortedUniqueMembers: DocumentSection.allCases.map {
+                    .init(key: $0.rawValue, value: .object(self.object(of: $0)))
+                }))
     }
 
     /// The value at `pointer`, or `nil` when nothing is there.

@@ -34,10 +34,13 @@ extension Engine {
     /// Why the device would refuse to start this activity, if it would.
     private func startProblem(_ request: ActivityRequest, app: App) -> (reason: String, error: APIError)? {
         if !app.liveActivitiesEnabled {
-            return ("denied", APIError(.conflict, "denied: Live Activities are turned off for \(app.id)", field: "/app"))
+            return (
+                "denied", APIError(.conflict, "denied: Live Activities are turned off for \(app.id)", field: "/app")
+            )
         }
         if request.source == "app", !app.foreground {
-            let message = "visibility: \(app.id) is in the background; only an App Intent (source \"intent\") or a push-to-start may start an activity then"
+            let message =
+                "visibility: \(app.id) is in the background; only an App Intent (source \"intent\") or a push-to-start may start an activity then"
             return ("visibility", APIError(.conflict, message, field: "/source"))
         }
         let size = payloadSize(attributes: request.attributes, state: request.content.state ?? JSONObject())
@@ -64,7 +67,8 @@ extension Engine {
 
     /// A push-to-start the device drops: still accepted (the sender got its 200), recorded.
     private mutating func refuseStart(_ request: ActivityRequest, outcome: String, reason: String) -> JSONValue {
-        self.recordDelivery(request.app, event: "start", activity: request.id, request.delivery, outcome: outcome, reason: reason)
+        self.recordDelivery(
+            request.app, event: "start", activity: request.id, request.delivery, outcome: outcome, reason: reason)
         return ["applied": false, "reason": .string(reason), "id": .null, "pushToken": .null]
     }
 

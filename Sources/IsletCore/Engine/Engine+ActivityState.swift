@@ -86,7 +86,9 @@ extension Engine {
         guard let activity = self.activities[id], activity.isOngoing else { return }
         let now = self.now
         guard activity.phase != .pending else {
-            self.modifyActivity(id) { $0.endedAt = now; $0.endReason = reason; $0.armed.start = nil }
+            self.modifyActivity(id) {
+                $0.endedAt = now; $0.endReason = reason; $0.armed.start = nil
+            }
             self.dismissActivity(id)
             return
         }
@@ -120,7 +122,8 @@ extension Engine {
         }
         if let started = activity.startedAt {
             let cap = started.adding(
-                milliseconds: self.configuration.activityMaxMilliseconds + self.configuration.dismissAfterEndMilliseconds)
+                milliseconds: self.configuration.activityMaxMilliseconds
+                    + self.configuration.dismissAfterEndMilliseconds)
             instant = min(instant, cap)
         }
         return max(instant, self.now)

@@ -14,13 +14,18 @@ extension Engine {
             guard delay > 0 else { return nil }
             let at = self.now.adding(seconds: delay)
             let sequence = self.scheduler.schedule(.deferredDelivery(app: appID), at: at)
-            self.apps[appID]?.deferred.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: sequence))
-            self.recordDelivery(appID, event: event, activity: activity, delivery, outcome: .init(outcome: "deferred", reason: "low_priority"))
+            self.apps[appID]?.deferred.append(
+                PendingDelivery(command: command(), receivedAt: self.now, deadline: sequence))
+            self.recordDelivery(
+                appID, event: event, activity: activity, delivery,
+                outcome: .init(outcome: "deferred", reason: "low_priority"))
             return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]
         }
         if self.charge(appID, .push) { return nil }
         self.apps[appID]?.throttled.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: 0))
-        self.recordDelivery(appID, event: event, activity: activity, delivery, outcome: .init(outcome: "throttled", reason: "budget_exhausted"))
+        self.recordDelivery(
+            appID, event: event, activity: activity, delivery,
+            outcome: .init(outcome: "throttled", reason: "budget_exhausted"))
         return ["applied": false, "reason": "throttled"]
     }
 
@@ -79,7 +84,8 @@ extension Engine {
     mutating func recordDelivery(
         _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: DeliveryOutcome
     ) {
-        self.recordDelivery(appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
+        self.recordDelivery(
+            appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
     }
 
     mutating func recordDelivery(

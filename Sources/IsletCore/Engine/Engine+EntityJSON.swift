@@ -10,7 +10,10 @@ extension Engine {
         var inBetweenBands: Bool
 
         var json: JSONValue {
-            ["height": .number(self.height), "inBetweenBands": .bool(self.inBetweenBands), "truncated": .bool(self.truncated)]
+            [
+                "height": .number(self.height), "inBetweenBands": .bool(self.inBetweenBands),
+                "truncated": .bool(self.truncated),
+            ]
         }
     }
 
@@ -96,7 +99,9 @@ extension Engine {
             "identity": .object(identity),
             "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled),
             "name": .string(app.name),
-            "pending": ["deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count))],
+            "pending": [
+                "deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count)),
+            ],
             "pushToStartToken": .string(app.pushToStartToken),
         ]
         return .object(object)

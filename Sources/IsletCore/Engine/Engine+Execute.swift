@@ -54,7 +54,9 @@ extension Engine {
     }
 
     private mutating func upsertApp(_ upsert: AppUpsert) -> JSONValue {
-        var app = self.apps[upsert.id] ?? App(id: upsert.id, pushToStartToken: self.newToken(for: "push-to-start:" + upsert.id))
+        var app =
+            self.apps[upsert.id]
+            ?? App(id: upsert.id, pushToStartToken: self.newToken(for: "push-to-start:" + upsert.id))
         let isNew = self.apps[upsert.id] == nil
         let before = app
         if let name = upsert.name { app.name = name }

@@ -83,7 +83,9 @@ extension Engine {
         try? newRest.set(.null, at: list)
         JSONPatch.diff(oldRest, newRest, path, &operations)
         let listPath = path.appending(list)
-        for op in ops { operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value)) }
+        for op in ops {
+            operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+        }
         self.document[.devices, id] = new
     }
 

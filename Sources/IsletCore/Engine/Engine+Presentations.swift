@@ -97,7 +97,9 @@ extension Engine {
                 throw APIError(.notFound, "no activity \"\(id)\"", field: "/activity")
             }
             guard activity.isIslandCandidate else {
-                throw APIError(.conflict, "activity \"\(id)\" is \(activity.phase.rawValue), not in the island", field: "/activity")
+                throw APIError(
+                    .conflict, "activity \"\(id)\" is \(activity.phase.rawValue), not in the island", field: "/activity"
+                )
             }
             target = id
         } else {

@@ -39,7 +39,9 @@ extension Engine {
         let context: JSONObject = [
             "activity": .object(details),
             "alert": activity.alert?.json ?? .null,
-            "app": ["id": .string(activity.app), "identity": .object(identity), "name": .string(app?.name ?? activity.app)],
+            "app": [
+                "id": .string(activity.app), "identity": .object(identity), "name": .string(app?.name ?? activity.app),
+            ],
             "attributes": .object(activity.attributes),
             "state": .object(activity.content.state),
         ]

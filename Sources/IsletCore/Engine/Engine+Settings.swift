@@ -9,12 +9,15 @@ extension Engine {
         let clock: SimulationClock
         switch set.mode ?? self.clock.mode {
         case .wall:
-            if set.now != nil { throw APIError(.invalidArgument, "\"now\" applies to a virtual clock only", field: "/now") }
+            if set.now != nil {
+                throw APIError(.invalidArgument, "\"now\" applies to a virtual clock only", field: "/now")
+            }
             if let rate = set.rate, rate != 1 {
                 throw APIError(.invalidArgument, "a wall clock runs at rate 1", field: "/rate")
             }
             guard wall >= self.now else {
-                let message = "the simulated clock is at \(self.now), ahead of the wall clock (\(wall)); it never goes backwards"
+                let message =
+                    "the simulated clock is at \(self.now), ahead of the wall clock (\(wall)); it never goes backwards"
                 throw APIError(.conflict, message, field: "/mode")
             }
             target = wall
@@ -22,7 +25,8 @@ extension Engine {
         case .virtual:
             target = set.now ?? self.now
             guard target >= self.now else {
-                throw APIError(.conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/now")
+                throw APIError(
+                    .conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/now")
             }
             let rate = set.rate ?? (self.clock.mode == .virtual ? self.clock.rate : 0)
             clock = .virtual(now: target, rate: rate, atWall: wall)
@@ -38,7 +42,9 @@ extension Engine {
     /// its own instant. Refused in wall mode.
     mutating func advanceClock(_ advance: ClockAdvance, wall: Instant) throws(APIError) -> JSONValue {
         guard self.clock.mode == .virtual else {
-            throw APIError(.conflict, "clock.advance needs a virtual clock; send clock.set with mode \"virtual\" first", field: "/type")
+            throw APIError(
+                .conflict, "clock.advance needs a virtual clock; send clock.set with mode \"virtual\" first",
+                field: "/type")
         }
         let target: Instant
         if let seconds = advance.seconds {
@@ -46,7 +52,8 @@ extension Engine {
         } else {
             target = advance.to!
             guard target >= self.now else {
-                throw APIError(.conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/to")
+                throw APIError(
+                    .conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/to")
             }
         }
         let transitions = self.runDeadlines(upTo: target)
@@ -80,7 +87,8 @@ extension Engine {
         }
         let slot = PresentationSlot(rawValue: put.slot)?.slot ?? TemplateSlot(name: put.slot, allowsControls: true)
         if !slot.allowsControls, containsControlMarkup(put.html) {
-            let message = "PR-8: interactive controls are allowed only in expanded and lockScreen slots, not \(put.slot)"
+            let message =
+                "PR-8: interactive controls are allowed only in expanded and lockScreen slots, not \(put.slot)"
             throw APIError(.invalidArgument, message, field: "/html")
         }
         let compiled: any CompiledTemplate

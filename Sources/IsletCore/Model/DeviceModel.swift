@@ -35,24 +35,23 @@ public struct DeviceModel: Sendable, Hashable {
     }
 
     /// Every model, sorted by id.
-    public static let catalog: [DeviceModel] = (
-        ["iphone-14-pro", "iphone-15", "iphone-15-pro", "iphone-16"].map { small($0) }
-            + ["iphone-14-pro-max", "iphone-15-plus", "iphone-15-pro-max", "iphone-16-plus"].map { large($0) }
-            + [
-                DeviceModel(
-                    id: "iphone-16-pro", screenWidth: 402, screenHeight: 874, hasDynamicIsland: true,
-                    compactSideWidth: 52.33, islandWidth: 230, expandedWidth: 371, lockScreenWidth: 371,
-                    derived: ["compactSideWidth", "lockScreenWidth"]),
-                DeviceModel(
-                    id: "iphone-16-pro-max", screenWidth: 440, screenHeight: 956, hasDynamicIsland: true,
-                    compactSideWidth: 62.33, islandWidth: 250, expandedWidth: 408, lockScreenWidth: 408,
-                    derived: ["compactSideWidth", "lockScreenWidth"]),
-                DeviceModel(
-                    id: "iphone-se-3", screenWidth: 375, screenHeight: 667, hasDynamicIsland: false,
-                    compactSideWidth: nil, islandWidth: nil, expandedWidth: nil, lockScreenWidth: 353,
-                    derived: ["lockScreenWidth"]),
-            ]
-    ).sorted { $0.id < $1.id }
+    public static let catalog: [DeviceModel] =
+        (["iphone-14-pro", "iphone-15", "iphone-15-pro", "iphone-16"].map { small($0) }
+        + ["iphone-14-pro-max", "iphone-15-plus", "iphone-15-pro-max", "iphone-16-plus"].map { large($0) }
+        + [
+            DeviceModel(
+                id: "iphone-16-pro", screenWidth: 402, screenHeight: 874, hasDynamicIsland: true,
+                compactSideWidth: 52.33, islandWidth: 230, expandedWidth: 371, lockScreenWidth: 371,
+                derived: ["compactSideWidth", "lockScreenWidth"]),
+            DeviceModel(
+                id: "iphone-16-pro-max", screenWidth: 440, screenHeight: 956, hasDynamicIsland: true,
+                compactSideWidth: 62.33, islandWidth: 250, expandedWidth: 408, lockScreenWidth: 408,
+                derived: ["compactSideWidth", "lockScreenWidth"]),
+            DeviceModel(
+                id: "iphone-se-3", screenWidth: 375, screenHeight: 667, hasDynamicIsland: false,
+                compactSideWidth: nil, islandWidth: nil, expandedWidth: nil, lockScreenWidth: 353,
+                derived: ["lockScreenWidth"]),
+        ]).sorted { $0.id < $1.id }
 
     private static func small(_ id: String) -> DeviceModel {
         DeviceModel(

@@ -28,7 +28,9 @@ extension Engine {
             "island": self.islandJSON(device, pick),
             "banner": device.banner.map { ["activity": .string($0.activity), "until": .string($0.until.rfc3339)] }
                 ?? .null,
-            "lockScreen": ["activities": self.sceneBase.lockScreen, "widgets": [], "defaultBackground": .string(background)],
+            "lockScreen": [
+                "activities": self.sceneBase.lockScreen, "widgets": [], "defaultBackground": .string(background),
+            ],
             "standby": self.standbyJSON(device, pick),
             "home": ["stacks": [], "widgets": []],
             // PR-8: controls in expanded and Lock Screen slots work only when unlocked.
@@ -43,7 +45,8 @@ extension Engine {
 
     private func islandJSON(_ device: Device, _ pick: IslandPick) -> JSONValue {
         let model = device.model
-        guard model.hasDynamicIsland, let islandWidth = model.islandWidth, let expandedWidth = model.expandedWidth else {
+        guard model.hasDynamicIsland, let islandWidth = model.islandWidth, let expandedWidth = model.expandedWidth
+        else {
             return [
                 "background": "#000000", "compact": .null, "cornerRadius": .number(DeviceModel.cornerRadius),
                 "expanded": .null, "height": 0, "keyline": .null, "minimal": [], "mode": "none", "width": 0,
@@ -55,7 +58,8 @@ extension Engine {
         if let expansion = device.expansion {
             island.mode = "expanded"
             island.width = expandedWidth
-            island.height = self.activities[expansion.activity].map { self.layout(of: $0).expanded.height } ?? island.height
+            island.height =
+                self.activities[expansion.activity].map { self.layout(of: $0).expanded.height } ?? island.height
             expanded = [
                 "activity": .string(expansion.activity), "reason": .string(expansion.reason.rawValue),
                 "until": .string(expansion.until.rfc3339),

@@ -68,14 +68,22 @@ struct PresentationIndex: Sendable {
         if lockChanged {
             if old.onLockScreen, let key = old.key {
                 if moves != nil {
-                    if let position = self.lockScreen.position(of: key) { moves?.append(.removed(at: position)) } else { moves = nil }
+                    if let position = self.lockScreen.position(of: key) {
+                        moves?.append(.removed(at: position))
+                    } else {
+                        moves = nil
+                    }
                 }
                 self.lockScreen.remove(key)
             }
             if new.onLockScreen, let key = new.key {
                 self.lockScreen.insert(key)
                 if moves != nil {
-                    if let position = self.lockScreen.position(of: key) { moves?.append(.inserted(key.id, at: position)) } else { moves = nil }
+                    if let position = self.lockScreen.position(of: key) {
+                        moves?.append(.inserted(key.id, at: position))
+                    } else {
+                        moves = nil
+                    }
                 }
             }
         }

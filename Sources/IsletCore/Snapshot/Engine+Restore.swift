@@ -54,12 +54,16 @@ extension Engine {
 
     private mutating func restoreTemplates(_ root: SnapshotReader) throws(APIError) {
         let entries = try root.array("templates") { reader throws(APIError) in
-            (TemplateKey(app: try reader.string("app"), target: try reader.string("target"), slot: try reader.string("slot")),
-             try reader.string("source"))
+            (
+                TemplateKey(
+                    app: try reader.string("app"), target: try reader.string("target"), slot: try reader.string("slot")),
+                try reader.string("source")
+            )
         }
         for (key, source) in entries {
             let slot = PresentationSlot(rawValue: key.slot)?.slot ?? TemplateSlot(name: key.slot, allowsControls: true)
-            self.templates[key] = StoredTemplate(source: source, compiled: try self.renderer.compile(source, slot: slot))
+            self.templates[key] = StoredTemplate(
+                source: source, compiled: try self.renderer.compile(source, slot: slot))
         }
     }
 

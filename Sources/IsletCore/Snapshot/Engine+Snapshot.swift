@@ -34,8 +34,10 @@ extension Engine {
             "activities": .array(self.activities.keys.sorted().map { snapshotJSON(self.activities[$0]!) }),
             "templates": .array(
                 self.templates.keys.sorted().map { key in
-                    ["app": .string(key.app), "target": .string(key.target), "slot": .string(key.slot),
-                     "source": .string(self.templates[key]!.source)]
+                    [
+                        "app": .string(key.app), "target": .string(key.target), "slot": .string(key.slot),
+                        "source": .string(self.templates[key]!.source),
+                    ]
                 }),
             "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(snapshotJSON)),
         ]
@@ -89,7 +91,10 @@ func snapshotJSON(_ budget: Budget) -> JSONValue {
 }
 
 func snapshotJSON(_ pending: PendingDelivery) -> JSONValue {
-    ["command": pending.command, "receivedAt": .string(pending.receivedAt.rfc3339), "deadline": number(pending.deadline)]
+    [
+        "command": pending.command, "receivedAt": .string(pending.receivedAt.rfc3339),
+        "deadline": number(pending.deadline),
+    ]
 }
 
 func snapshotJSON(_ activity: Activity) -> JSONValue {
@@ -102,7 +107,8 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
         "attributes": .object(activity.attributes), "state": .object(activity.content.state),
         "staleDate": date(activity.content.staleDate), "relevanceScore": .number(activity.content.relevanceScore),
         "phase": .string(activity.phase.rawValue), "source": .string(activity.source.rawValue),
-        "wantsPushToken": .bool(activity.wantsPushToken), "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
+        "wantsPushToken": .bool(activity.wantsPushToken),
+        "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
         "requestedAt": .string(activity.requestedAt.rfc3339), "scheduledStart": date(activity.scheduledStart),
         "startedAt": date(activity.startedAt), "endedAt": date(activity.endedAt),
         "endReason": activity.endReason.map(JSONValue.string) ?? .null, "dismissAt": date(activity.dismissAt),

@@ -4,7 +4,9 @@ struct SnapshotReader {
     let path: JSONPointer
 
     init(_ value: JSONValue?, at path: JSONPointer) throws(APIError) {
-        guard case .object(let object)? = value else { throw APIError(.invalidArgument, "snapshot: expected an object", field: path) }
+        guard case .object(let object)? = value else {
+            throw APIError(.invalidArgument, "snapshot: expected an object", field: path)
+        }
         self.object = object
         self.path = path
     }

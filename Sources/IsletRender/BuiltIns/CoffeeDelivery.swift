@@ -13,8 +13,10 @@ extension BuiltInPresentation {
             .expandedTrailing: #"<span class="islet-step">{{view.step}}/3</span>"#,
             .expandedCenter: #"<strong class="islet-status">{{view.statusText}}</strong>"#,
             .expandedBottom: #"<p>{{view.statusDetail}}</p>"# + steps,
-            .lockScreen: #"<section class="islet-coffee" data-step="{{view.step}}" data-tint="{{app.identity.tint}}"><h1>{{attributes.coffeeName}}</h1><p class="islet-status">{{view.statusText}}</p><p>{{view.statusDetail}}</p>"#
-                + steps + #"{{#activity.isStale}}<p class="islet-stale">Waiting for an update…</p>{{/activity.isStale}}</section>"#,
+            .lockScreen:
+                #"<section class="islet-coffee" data-step="{{view.step}}" data-tint="{{app.identity.tint}}"><h1>{{attributes.coffeeName}}</h1><p class="islet-status">{{view.statusText}}</p><p>{{view.statusDetail}}</p>"#
+                + steps
+                + #"{{#activity.isStale}}<p class="islet-stale">Waiting for an update…</p>{{/activity.isStale}}</section>"#,
             .expandedHeight: "160",
             .lockScreenHeight: "160",
         ],

@@ -12,8 +12,10 @@ extension BuiltInPresentation {
             .expandedLeading: #"<span class="islet-app">{{app.name}}</span>"#,
             .expandedTrailing: #"<span class="islet-type">{{activity.attributesType}}</span>"#,
             .expandedCenter: #"{{#view.first}}<strong class="islet-value">{{value}}</strong>{{/view.first}}"#,
-            .expandedBottom: #"<dl class="islet-state">{{#stateEntries}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/stateEntries}}</dl>"#,
-            .lockScreen: #"<section class="islet-default"><h1>{{app.name}}</h1><dl class="islet-state">{{#stateEntries}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/stateEntries}}</dl>{{#activity.isStale}}<p class="islet-stale">Out of date</p>{{/activity.isStale}}</section>"#,
+            .expandedBottom:
+                #"<dl class="islet-state">{{#stateEntries}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/stateEntries}}</dl>"#,
+            .lockScreen:
+                #"<section class="islet-default"><h1>{{app.name}}</h1><dl class="islet-state">{{#stateEntries}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/stateEntries}}</dl>{{#activity.isStale}}<p class="islet-stale">Out of date</p>{{/activity.isStale}}</section>"#,
         ],
         prepare: { context in
             let state = context["state"]?.objectValue ?? JSONObject()

@@ -8,13 +8,16 @@ extension BuiltInPresentation {
         attributesType: "RideShareAttributes",
         templates: [
             .compactLeading: #"<span class="islet-icon" aria-label="Ride">🚗</span>"#,
-            .compactTrailing: #"{{#view.searching}}<span class="islet-searching">…</span>{{/view.searching}}{{^view.searching}}<span class="islet-eta">{{state.etaMinutes}} min</span>{{/view.searching}}"#,
+            .compactTrailing:
+                #"{{#view.searching}}<span class="islet-searching">…</span>{{/view.searching}}{{^view.searching}}<span class="islet-eta">{{state.etaMinutes}} min</span>{{/view.searching}}"#,
             .minimal: #"<span class="islet-icon" aria-label="Ride">🚗</span>"#,
             .expandedLeading: #"<span class="islet-status">{{view.statusText}}</span>"#,
-            .expandedTrailing: #"{{#state.etaMinutes}}<span class="islet-eta">{{state.etaMinutes}} min</span>{{/state.etaMinutes}}"#,
+            .expandedTrailing:
+                #"{{#state.etaMinutes}}<span class="islet-eta">{{state.etaMinutes}} min</span>{{/state.etaMinutes}}"#,
             .expandedCenter: #"{{#state.driver}}<strong class="islet-driver">{{name}}</strong>{{/state.driver}}"#,
             .expandedBottom: driver,
-            .lockScreen: #"<section class="islet-ride" data-found="{{view.found}}"><h1>{{view.statusText}}</h1>"# + driver + "</section>",
+            .lockScreen: #"<section class="islet-ride" data-found="{{view.found}}"><h1>{{view.statusText}}</h1>"#
+                + driver + "</section>",
             .expandedHeight: #"{{#view.found}}160{{/view.found}}{{^view.found}}84{{/view.found}}"#,
             .lockScreenHeight: #"{{#view.found}}160{{/view.found}}{{^view.found}}84{{/view.found}}"#,
         ],

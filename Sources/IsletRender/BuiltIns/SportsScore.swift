@@ -14,7 +14,9 @@ extension BuiltInPresentation {
             .expandedTrailing: #"<b>{{state.awayScore}}</b> <span class="islet-team">{{attributes.awayTeam}}</span>"#,
             .expandedCenter: #"<span class="islet-period">{{view.periodText}}</span>"#,
             .expandedBottom: plays,
-            .lockScreen: #"<section class="islet-game" data-halftime="{{view.halftime}}"><p class="islet-league">{{attributes.league}}</p><h1>{{attributes.homeTeam}} {{state.homeScore}} – {{state.awayScore}} {{attributes.awayTeam}}</h1><p class="islet-period">{{view.periodText}}</p>"# + plays + "</section>",
+            .lockScreen:
+                #"<section class="islet-game" data-halftime="{{view.halftime}}"><p class="islet-league">{{attributes.league}}</p><h1>{{attributes.homeTeam}} {{state.homeScore}} – {{state.awayScore}} {{attributes.awayTeam}}</h1><p class="islet-period">{{view.periodText}}</p>"#
+                + plays + "</section>",
             .expandedHeight: #"{{#view.halftime}}84{{/view.halftime}}{{^view.halftime}}160{{/view.halftime}}"#,
             .lockScreenHeight: #"{{#view.halftime}}84{{/view.halftime}}{{^view.halftime}}160{{/view.halftime}}"#,
         ],

@@ -14,7 +14,8 @@ extension BuiltInPresentation {
             .expandedTrailing: remaining,
             .expandedCenter: "",
             .expandedBottom: controls,
-            .lockScreen: #"<section class="islet-timer"><h1>{{attributes.name}}</h1>"# + remaining + controls + "</section>",
+            .lockScreen: #"<section class="islet-timer"><h1>{{attributes.name}}</h1>"# + remaining + controls
+                + "</section>",
             .expandedHeight: "84",
             .lockScreenHeight: "84",
         ],
@@ -23,7 +24,8 @@ extension BuiltInPresentation {
             let remaining = context.at("state.remainingSeconds")?.numberValue.map(formatDuration) ?? ""
             let view: JSONValue = [
                 "remainingText": .string(remaining), "paused": .bool(paused),
-                "toggleAction": .string(paused ? "resume" : "pause"), "toggleLabel": .string(paused ? "Resume" : "Pause"),
+                "toggleAction": .string(paused ? "resume" : "pause"),
+                "toggleLabel": .string(paused ? "Resume" : "Pause"),
             ]
             return context.setting("view", view)
         })

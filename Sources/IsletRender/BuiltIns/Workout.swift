@@ -14,7 +14,9 @@ extension BuiltInPresentation {
             .expandedTrailing: #"<span class="islet-elapsed">{{view.elapsedText}}</span>"#,
             .expandedCenter: #"<strong class="islet-distance">{{view.distanceText}}</strong>"#,
             .expandedBottom: metrics + controls,
-            .lockScreen: #"<section class="islet-workout" data-paused="{{view.paused}}"><h1>{{attributes.workoutType}}</h1><p class="islet-elapsed">{{view.elapsedText}}</p><p class="islet-distance">{{view.distanceText}}</p>"# + metrics + controls + "</section>",
+            .lockScreen:
+                #"<section class="islet-workout" data-paused="{{view.paused}}"><h1>{{attributes.workoutType}}</h1><p class="islet-elapsed">{{view.elapsedText}}</p><p class="islet-distance">{{view.distanceText}}</p>"#
+                + metrics + controls + "</section>",
             .expandedHeight: "160",
             .lockScreenHeight: "160",
         ],

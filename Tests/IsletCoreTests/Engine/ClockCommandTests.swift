@@ -18,10 +18,12 @@ import Testing
         #expect(set.results[0] == ["now": "2026-11-23T00:00:00Z"])
         #expect(engine.value(at: "/clock") == ["mode": "virtual", "now": "2026-11-23T00:00:00Z", "rate": 2])
         // Two wall seconds later the simulated clock is four seconds on.
-        let next = try engine.apply([["type": "clock.advance", "seconds": 0]] as [JSONValue], at: start.adding(seconds: 3))
+        let next = try engine.apply(
+            [["type": "clock.advance", "seconds": 0]] as [JSONValue], at: start.adding(seconds: 3))
         #expect(next.at.rfc3339 == "2026-11-23T00:00:04Z")
         let backwards = #expect(throws: APIError.self) {
-            try engine.apply([["type": "clock.set", "now": "2026-11-22T00:00:00Z"]] as [JSONValue], at: start.adding(seconds: 3))
+            try engine.apply(
+                [["type": "clock.set", "now": "2026-11-22T00:00:00Z"]] as [JSONValue], at: start.adding(seconds: 3))
         }
         #expect(backwards?.field == "/commands/0/now")
     }
@@ -34,8 +36,10 @@ import Testing
         _ = try engine.apply(
             [
                 ["type": "app.upsert", "id": "coffee", "foreground": true],
-                ["type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "T",
-                 "content": ["state": [:], "staleDate": "2026-11-22T08:10:00Z"]],
+                [
+                    "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "T",
+                    "content": ["state": [:], "staleDate": "2026-11-22T08:10:00Z"],
+                ],
             ] as [JSONValue], at: source.now)
         #expect(engine.nextDeadline?.rfc3339 == "2026-11-22T08:10:00Z")
         #expect(engine.nextWakeUp?.rfc3339 == "2026-11-22T08:10:00Z")

@@ -11,22 +11,46 @@ import Testing
             (#"{"type":"device.upsert","id":"d2","model":"iphone-3g"}"#, "/commands/1/model"),
             (#"{"type":"device.upsert","id":"d2","locked":"yes"}"#, "/commands/1/locked"),
             (#"{"type":"device.upsert","id":"d2","colour":"red"}"#, "/commands/1/colour"),
-            (#"{"type":"activity.request","app":"coffee","attributesType":"T","content":{"state":3}}"#, "/commands/1/content/state"),
+            (
+                #"{"type":"activity.request","app":"coffee","attributesType":"T","content":{"state":3}}"#,
+                "/commands/1/content/state"
+            ),
             (#"{"type":"activity.request","app":"coffee","attributesType":"T"}"#, "/commands/1/content"),
-            (#"{"type":"activity.request","app":"coffee","attributesType":"T","content":{"state":{},"staleDate":"soon"}}"#, "/commands/1/content/staleDate"),
-            (#"{"type":"activity.request","app":"nope","attributesType":"T","content":{"state":{}}}"#, "/commands/1/app"),
+            (
+                #"{"type":"activity.request","app":"coffee","attributesType":"T","content":{"state":{},"staleDate":"soon"}}"#,
+                "/commands/1/content/staleDate"
+            ),
+            (
+                #"{"type":"activity.request","app":"nope","attributesType":"T","content":{"state":{}}}"#,
+                "/commands/1/app"
+            ),
             (#"{"type":"activity.update","id":"ghost","content":{"state":{}}}"#, "/commands/1/id"),
-            (#"{"type":"activity.update","id":"a1","content":{"state":{}},"delivery":{"priority":7}}"#, "/commands/1/delivery/priority"),
-            (#"{"type":"activity.update","id":"a1","content":{"state":{}},"alert":{"title":5}}"#, "/commands/1/alert/title"),
+            (
+                #"{"type":"activity.update","id":"a1","content":{"state":{}},"delivery":{"priority":7}}"#,
+                "/commands/1/delivery/priority"
+            ),
+            (
+                #"{"type":"activity.update","id":"a1","content":{"state":{}},"alert":{"title":5}}"#,
+                "/commands/1/alert/title"
+            ),
             (#"{"type":"activity.end","id":"a1","dismissalPolicy":"later"}"#, "/commands/1/dismissalPolicy"),
-            (#"{"type":"activity.end","id":"a1","dismissalPolicy":{"after":"x"}}"#, "/commands/1/dismissalPolicy/after"),
+            (
+                #"{"type":"activity.end","id":"a1","dismissalPolicy":{"after":"x"}}"#,
+                "/commands/1/dismissalPolicy/after"
+            ),
             (#"{"type":"config.set","values":{"noSuchNumber":1}}"#, "/commands/1/values/noSuchNumber"),
             (#"{"type":"config.set","values":{"maxActivitiesPerApp":2.5}}"#, "/commands/1/values/maxActivitiesPerApp"),
             (#"{"type":"clock.advance"}"#, "/commands/1/seconds"),
             (#"{"type":"clock.advance","seconds":-1}"#, "/commands/1/seconds"),
-            (#"{"type":"template.put","app":"coffee","target":"activity:T","slot":"hero","html":""}"#, "/commands/1/slot"),
+            (
+                #"{"type":"template.put","app":"coffee","target":"activity:T","slot":"hero","html":""}"#,
+                "/commands/1/slot"
+            ),
             (#"{"type":"template.put","app":"coffee","target":"T","slot":"minimal","html":""}"#, "/commands/1/target"),
-            (#"{"type":"template.put","app":"coffee","target":"activity:T","slot":"minimal","html":"{{{raw}}}"}"#, "/commands/1/html"),
+            (
+                #"{"type":"template.put","app":"coffee","target":"activity:T","slot":"minimal","html":"{{{raw}}}"}"#,
+                "/commands/1/html"
+            ),
             (#"{"type":"widget.upsert","id":"w"}"#, "/commands/1/type"),
             (#"{"type":"teleport"}"#, "/commands/1/type"),
             (#"{"id":"x"}"#, "/commands/1/type"),
@@ -63,9 +87,11 @@ import Testing
         #expect(sim.engine.snapshotBytes == snapshot)
         #expect(sim.state(of: "a1") == "active")
         let revision = try sim.run(
-            ["type": "clock.advance", "seconds": 60], ["type": "activity.update", "id": "a1", "content": ["state": ["x": 1]]])
+            ["type": "clock.advance", "seconds": 60],
+            ["type": "activity.update", "id": "a1", "content": ["state": ["x": 1]]])
         #expect(revision.rev == rev + 1)
-        #expect(revision.results == [["now": "2026-11-22T08:01:00Z", "transitions": 1], ["applied": true, "reason": nil]])
+        #expect(
+            revision.results == [["now": "2026-11-22T08:01:00Z", "transitions": 1], ["applied": true, "reason": nil]])
         #expect(sim.state(of: "a1") == "active", "the update after the stale date makes it active again")
     }
 
@@ -82,8 +108,12 @@ import Testing
         var sim = Simulation()
         try sim.setUp()
         try sim.request("activity-2")
-        let first = try sim.run(["type": "activity.request", "app": "coffee", "attributesType": "T", "content": ["state": [:]]])
-        let second = try sim.run(["type": "activity.request", "app": "coffee", "attributesType": "T", "content": ["state": [:]]])
+        let first = try sim.run([
+            "type": "activity.request", "app": "coffee", "attributesType": "T", "content": ["state": [:]],
+        ])
+        let second = try sim.run([
+            "type": "activity.request", "app": "coffee", "attributesType": "T", "content": ["state": [:]],
+        ])
         #expect(first.results[0]["id"] == "activity-1")
         #expect(second.results[0]["id"] == "activity-3")
         let duplicate = #expect(throws: APIError.self) { try sim.request("activity-1") }

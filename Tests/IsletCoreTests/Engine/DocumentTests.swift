@@ -6,9 +6,13 @@ import Testing
     static func scenario() throws -> Simulation {
         var sim = Simulation()
         try sim.setUp(devices: ["d1": "iphone-15-pro", "d2": "iphone-se-3"], apps: ["coffee", "ride"])
-        try sim.request("a1", score: 5, extra: ["content": ["state": ["status": "received"], "staleDate": sim.date(after: 300)]])
+        try sim.request(
+            "a1", score: 5, extra: ["content": ["state": ["status": "received"], "staleDate": sim.date(after: 300)]])
         try sim.request("r1", app: "ride", score: 9)
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]], "alert": ["title": "Brewing"]])
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]],
+            "alert": ["title": "Brewing"],
+        ])
         try sim.advance(seconds: 600)
         try sim.run(["type": "activity.end", "id": "r1"])
         try sim.advance(seconds: 9 * 3600)
@@ -19,7 +23,10 @@ import Testing
     func initialDocument() {
         let sim = Simulation()
         let document = sim.engine.documentValue
-        #expect(document.objectValue?.keys == ["activities", "apps", "clock", "config", "devices", "relevance", "stacks", "widgets"])
+        #expect(
+            document.objectValue?.keys == [
+                "activities", "apps", "clock", "config", "devices", "relevance", "stacks", "widgets",
+            ])
         #expect(document["widgets"] == [:])
         #expect(document["stacks"] == [:])
         #expect(document["relevance"] == ["weights": [:], "hysteresis": 0, "minDwellSeconds": 900])
@@ -43,7 +50,9 @@ import Testing
         // Keys with '/' and '~' are escaped in paths.
         var more = sim
         try more.request("a2")
-        let revision = try more.run(["type": "activity.update", "id": "a2", "content": ["state": ["status": "received", "a/b~c": 1]]])
+        let revision = try more.run([
+            "type": "activity.update", "id": "a2", "content": ["state": ["status": "received", "a/b~c": 1]],
+        ])
         #expect(revision.ops.contains { $0.path.description == "/activities/a2/content/state/a~1b~0c" })
     }
 

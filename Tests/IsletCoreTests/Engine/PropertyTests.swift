@@ -52,7 +52,9 @@ import Testing
         return run
     }
 
-    @Test("patches replay to the final document, and the same sequence gives byte-identical output", arguments: [1, 7, 42, 1234] as [UInt64])
+    @Test(
+        "patches replay to the final document, and the same sequence gives byte-identical output",
+        arguments: [1, 7, 42, 1234] as [UInt64])
     func replayAndDeterminism(seed: UInt64) throws {
         let first = try Self.run(seed: seed)
         let second = try Self.run(seed: seed)
@@ -72,25 +74,32 @@ import Testing
         configuration.pushBudgetPerHour = 3
         configuration.lowPriorityDelaySeconds = 90
         var engine = Engine(configuration: configuration, renderer: TestRenderer(), at: start, clock: clock)
-        var generator = CommandGenerator(seed: 99)
+        let generator = CommandGenerator(seed: 99)
         _ = try engine.apply(generator.setUp(), at: start)
         var batch: [JSONValue] = []
         for index in 0..<30 {
             let app = generator.apps[index % 3]
             batch.append([
                 "type": "activity.request", "id": .string("b\(index)"), "app": .string(app), "attributesType": "T",
-                "content": ["state": ["i": .number(Double(index))], "relevanceScore": .number(Double(index % 4)),
-                            "staleDate": .string(start.adding(seconds: Double(600 * (index + 1))).rfc3339)],
+                "content": [
+                    "state": ["i": .number(Double(index))], "relevanceScore": .number(Double(index % 4)),
+                    "staleDate": .string(start.adding(seconds: Double(600 * (index + 1))).rfc3339),
+                ],
                 "alert": ["title": "Started"], "pushType": "token",
             ])
         }
         for index in 0..<12 {
             batch.append([
-                "type": "activity.update", "id": .string("b\(index)"), "content": ["state": ["i": .number(Double(100 + index))]],
-                "delivery": ["source": "push", "priority": .number(index % 3 == 0 ? 5 : 10)], "alert": ["title": "Pushed"],
+                "type": "activity.update", "id": .string("b\(index)"),
+                "content": ["state": ["i": .number(Double(100 + index))]],
+                "delivery": ["source": "push", "priority": .number(index % 3 == 0 ? 5 : 10)],
+                "alert": ["title": "Pushed"],
             ])
         }
-        batch.append(["type": "activity.end", "id": "b29", "dismissalPolicy": ["after": .string(start.adding(seconds: 5000).rfc3339)]])
+        batch.append([
+            "type": "activity.end", "id": "b29",
+            "dismissalPolicy": ["after": .string(start.adding(seconds: 5000).rfc3339)],
+        ])
         batch.append([
             "type": "activity.request", "id": "later", "app": "ride", "attributesType": "T", "content": ["state": [:]],
             "start": .string(start.adding(seconds: 7200).rfc3339), "alert": ["title": "Scheduled"],
@@ -99,7 +108,9 @@ import Testing
         return engine
     }
 
-    @Test("clock.advance of 24 h in many steps gives the same document as advancing once", arguments: [3, 5, 8] as [UInt64])
+    @Test(
+        "clock.advance of 24 h in many steps gives the same document as advancing once",
+        arguments: [3, 5, 8] as [UInt64])
     func advanceInSteps(seed: UInt64) throws {
         let start = Self.start
         let paused = SimulationClock.virtual(now: start, rate: 0, atWall: start)
@@ -111,7 +122,8 @@ import Testing
         var transitions = 0
         while remaining > 0 {
             let step = min(remaining, Int.random(in: 1...7200, using: &random))
-            let revision = try stepped.apply([["type": "clock.advance", "seconds": .number(Double(step))]] as [JSONValue], at: start)
+            let revision = try stepped.apply(
+                [["type": "clock.advance", "seconds": .number(Double(step))]] as [JSONValue], at: start)
             transitions += revision.transitions
             remaining -= step
         }

@@ -1,9 +1,12 @@
-@testable import IsletCore
 import Testing
+
+@testable import IsletCore
 
 /// The deadline scheduler: one heap, `(instant, sequence)` order, superseded deadlines skipped.
 @Suite struct SchedulerTests {
-    @Test("deadlines pop in time order, ties in scheduling order, whatever the insertion pattern", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "deadlines pop in time order, ties in scheduling order, whatever the insertion pattern",
+        arguments: [1, 2, 3] as [UInt64])
     func popOrder(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         var scheduler = DeadlineScheduler()
@@ -26,7 +29,10 @@ import Testing
         try sim.setUp()
         try sim.request("a1")
         for minutes in 1...50 {
-            try sim.run(["type": "activity.update", "id": "a1", "content": ["state": [:], "staleDate": sim.date(after: Double(minutes * 60))]])
+            try sim.run([
+                "type": "activity.update", "id": "a1",
+                "content": ["state": [:], "staleDate": sim.date(after: Double(minutes * 60))],
+            ])
         }
         let revision = try sim.advance(seconds: 3600)
         #expect(revision.transitions == 1)
@@ -38,7 +44,9 @@ import Testing
         var sim = Simulation()
         try sim.setUp()
         try sim.request("a1")
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": [:], "staleDate": sim.date(after: 8 * 3600)]])
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": [:], "staleDate": sim.date(after: 8 * 3600)],
+        ])
         let revision = try sim.advance(seconds: 8 * 3600)
         #expect(revision.transitions == 1, "the end fires first; the stale deadline is then no longer armed")
         #expect(sim.state(of: "a1") == "ended")

@@ -3,7 +3,9 @@ import Testing
 
 /// Engine state → canonical bytes → engine: same document, same next revisions.
 @Suite struct SnapshotTests {
-    @Test("a restored engine has the same document and produces the same revisions for the same later input", arguments: [11, 12, 13] as [UInt64])
+    @Test(
+        "a restored engine has the same document and produces the same revisions for the same later input",
+        arguments: [11, 12, 13] as [UInt64])
     func roundTrip(seed: UInt64) throws {
         let start = PropertyTests.start
         var original = try PropertyTests.busyWorld(clock: .virtual(now: start, rate: 1, atWall: start))
@@ -39,12 +41,21 @@ import Testing
         var sim = Simulation()
         try sim.setUp(apps: ["coffee", "ride"])
         try sim.run(["type": "config.set", "values": ["pushBudgetPerHour": 1, "lowPriorityDelaySeconds": 60]])
-        try sim.run(["type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes", "slot": "lockScreen", "html": "<p>{{state.status}}</p>"])
+        try sim.run([
+            "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+            "slot": "lockScreen", "html": "<p>{{state.status}}</p>",
+        ])
         try sim.request("a1", extra: ["alert": ["title": "One"]])
         try sim.request("r1", app: "ride", extra: ["alert": ["title": "Two"]])
-        let push: JSONValue = ["type": "activity.update", "id": "a1", "content": ["state": ["status": "p"]], "delivery": ["source": "push"]]
+        let push: JSONValue = [
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "p"]],
+            "delivery": ["source": "push"],
+        ]
         try sim.run(push, push)
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "low"]], "delivery": ["source": "push", "priority": 5]])
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "low"]],
+            "delivery": ["source": "push", "priority": 5],
+        ])
         #expect(sim.get("/apps/coffee/pending") == ["throttled": 1, "deferred": 1])
         #expect(sim.get("/activities/a1/render/lockScreen") == "<p>p</p>")
         var restored = try Engine(snapshot: sim.engine.snapshot(), renderer: TestRenderer())

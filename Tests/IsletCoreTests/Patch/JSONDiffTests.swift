@@ -7,13 +7,14 @@ import Testing
         let old: JSONValue = ["a": 1, "b": ["x": true], "list": ["p", "q", "r"], "gone": nil]
         let new: JSONValue = ["a": 2, "b": ["x": true, "y": "new"], "list": ["p", "r"], "added": []]
         let ops = JSONPatch.diff(from: old, to: new, at: "/devices/d1")
-        #expect(ops.map(\.description) == [
-            #"{"op":"replace","path":"/devices/d1/a","value":2}"#,
-            #"{"op":"add","path":"/devices/d1/added","value":[]}"#,
-            #"{"op":"add","path":"/devices/d1/b/y","value":"new"}"#,
-            #"{"op":"remove","path":"/devices/d1/gone"}"#,
-            #"{"op":"remove","path":"/devices/d1/list/1"}"#,
-        ])
+        #expect(
+            ops.map(\.description) == [
+                #"{"op":"replace","path":"/devices/d1/a","value":2}"#,
+                #"{"op":"add","path":"/devices/d1/added","value":[]}"#,
+                #"{"op":"add","path":"/devices/d1/b/y","value":"new"}"#,
+                #"{"op":"remove","path":"/devices/d1/gone"}"#,
+                #"{"op":"remove","path":"/devices/d1/list/1"}"#,
+            ])
     }
 
     @Test("keys with / and ~ are escaped in diff paths (RFC 6901)")
@@ -45,12 +46,16 @@ enum RandomJSON {
         case 1: return .bool(Bool.random(using: &random))
         case 2: return .number(Double(Int.random(in: -5...5, using: &random)))
         case 3: return .string(["a", "b", "~", "/", "x/y~z"][Int.random(in: 0..<5, using: &random)])
-        case 4: return .array((0..<Int.random(in: 0..<6, using: &random)).map { _ in value(depth: depth - 1, using: &random) })
+        case 4:
+            return .array(
+                (0..<Int.random(in: 0..<6, using: &random)).map { _ in value(depth: depth - 1, using: &random) })
         default:
             let keys = ["k", "a/b", "m~n", "z", "", "q"]
-            return .object(JSONObject((0..<Int.random(in: 0..<5, using: &random)).map { _ in
-                (keys[Int.random(in: 0..<keys.count, using: &random)], value(depth: depth - 1, using: &random))
-            }))
+            return .object(
+                JSONObject(
+                    (0..<Int.random(in: 0..<5, using: &random)).map { _ in
+                        (keys[Int.random(in: 0..<keys.count, using: &random)], value(depth: depth - 1, using: &random))
+                    }))
         }
     }
 
@@ -58,7 +63,8 @@ enum RandomJSON {
         switch input {
         case .array(var elements):
             switch Int.random(in: 0..<5, using: &random) {
-            case 0: elements.insert(value(depth: 1, using: &random), at: Int.random(in: 0...elements.count, using: &random))
+            case 0:
+                elements.insert(value(depth: 1, using: &random), at: Int.random(in: 0...elements.count, using: &random))
             case 1 where !elements.isEmpty: elements.remove(at: Int.random(in: 0..<elements.count, using: &random))
             case 2 where !elements.isEmpty:
                 let index = Int.random(in: 0..<elements.count, using: &random)

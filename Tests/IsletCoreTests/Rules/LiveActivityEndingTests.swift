@@ -88,9 +88,14 @@ import Testing
         try sim.run(["type": "app.upsert", "id": "coffee", "foreground": false])
         try sim.request("a1", extra: ["source": "intent"])
         let alert: JSONValue = ["title": "Brewing", "body": "Your cup is brewing", "sound": "default"]
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]], "alert": alert])
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]], "alert": alert,
+        ])
         #expect(sim.get("/devices/d1/scene/island/mode") == "expanded")
-        #expect(sim.get("/devices/d1/scene/island/expanded") == ["activity": "a1", "reason": "alert", "until": "2026-11-22T08:00:04Z"])
+        #expect(
+            sim.get("/devices/d1/scene/island/expanded") == [
+                "activity": "a1", "reason": "alert", "until": "2026-11-22T08:00:04Z",
+            ])
         #expect(sim.get("/devices/d1/scene/island/width") == 371)
         #expect(sim.get("/devices/se/scene/banner") == ["activity": "a1", "until": "2026-11-22T08:00:04Z"])
         #expect(sim.get("/activities/a1/alert/title") == "Brewing")
@@ -100,7 +105,9 @@ import Testing
         #expect(sim.get("/devices/se/scene/banner") == .null)
         // A locked device without an island shows no banner.
         try sim.run(["type": "device.upsert", "id": "se", "locked": true])
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "onItsWay"]], "alert": alert])
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "onItsWay"]], "alert": alert,
+        ])
         #expect(sim.get("/devices/se/scene/banner") == .null)
     }
 

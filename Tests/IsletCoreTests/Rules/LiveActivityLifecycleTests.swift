@@ -9,7 +9,9 @@ import Testing
         try sim.setUp()
         try sim.request("a1")
         let error = #expect(throws: APIError.invalidArgument) {
-            try sim.run(["type": "activity.update", "id": "a1", "attributes": ["coffeeName": "Latte"], "content": ["state": [:]]])
+            try sim.run([
+                "type": "activity.update", "id": "a1", "attributes": ["coffeeName": "Latte"], "content": ["state": [:]],
+            ])
         }
         #expect(error?.field == "/commands/0/attributes")
         try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]]])
@@ -25,7 +27,9 @@ import Testing
         try sim.setUp()
         // {"coffeeName":"Flat white"} is 27 bytes; {"p":"…"} is 8 bytes plus the string.
         let attributesBytes = 27
-        func state(total: Int) -> JSONValue { ["p": .string(String(repeating: "x", count: total - attributesBytes - 8))] }
+        func state(total: Int) -> JSONValue {
+            ["p": .string(String(repeating: "x", count: total - attributesBytes - 8))]
+        }
         let before = sim.engine.documentBytes
         let rev = sim.engine.rev
         let error = #expect(throws: APIError.self) { try sim.request("big", state: state(total: 4097)) }
@@ -86,7 +90,10 @@ import Testing
         let revision = try sim.advance(seconds: 1)
         #expect(sim.state(of: "a1") == "stale")
         #expect(revision.ops.contains { $0.path == "/activities/a1/activityState" && $0.value == "stale" })
-        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"], "staleDate": sim.date(after: 600)]])
+        try sim.run([
+            "type": "activity.update", "id": "a1",
+            "content": ["state": ["status": "brewing"], "staleDate": sim.date(after: 600)],
+        ])
         #expect(sim.state(of: "a1") == "active")
         // The superseded stale deadline must not fire; the new one does.
         try sim.advance(seconds: 599)
@@ -106,9 +113,13 @@ import Testing
         try sim.request("a1")
         let t1 = sim.date(after: 10)
         let t0 = sim.date(after: 5)
-        let first = try sim.run(["type": "activity.update", "id": "a1", "timestamp": t1, "content": ["state": ["status": "brewing"]]])
+        let first = try sim.run([
+            "type": "activity.update", "id": "a1", "timestamp": t1, "content": ["state": ["status": "brewing"]],
+        ])
         #expect(first.results[0] == ["applied": true, "reason": nil])
-        let older = try sim.run(["type": "activity.update", "id": "a1", "timestamp": t0, "content": ["state": ["status": "received"]]])
+        let older = try sim.run([
+            "type": "activity.update", "id": "a1", "timestamp": t0, "content": ["state": ["status": "received"]],
+        ])
         #expect(older.results[0] == ["applied": false, "reason": "stale_timestamp"])
         #expect(sim.get("/activities/a1/content/state/status") == "brewing")
         #expect(sim.get("/apps/coffee/deliveries/2/outcome") == "ignored")

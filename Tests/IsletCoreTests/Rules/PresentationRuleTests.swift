@@ -15,10 +15,12 @@ import Testing
         try sim.advance(seconds: 60)
         #expect(sim.state(of: "a1") == "stale")
         #expect(sim.get("/devices/d1/scene/island/compact/activity") == "a1")
-        #expect(sim.get("/devices/se/scene/island") == [
-            "mode": "none", "width": 0, "height": 0, "cornerRadius": 44, "compact": nil, "minimal": [], "expanded": nil,
-            "background": "#000000", "keyline": nil,
-        ])
+        #expect(
+            sim.get("/devices/se/scene/island") == [
+                "mode": "none", "width": 0, "height": 0, "cornerRadius": 44, "compact": nil, "minimal": [],
+                "expanded": nil,
+                "background": "#000000", "keyline": nil,
+            ])
         try sim.advance(seconds: 540)
         #expect(sim.state(of: "pending") == "active")
         #expect(sim.get("/activities/pending/startedAt") == "2026-11-22T08:10:00Z")
@@ -54,9 +56,11 @@ import Testing
         try sim.advance(seconds: 1)
         try sim.request("s1", app: "sports", score: 10)
         #expect(sim.get("/devices/d1/scene/island/mode") == "minimal")
-        #expect(sim.get("/devices/d1/scene/island/minimal") == [
-            ["activity": "r2", "attached": true, "width": 36.67], ["activity": "c1", "attached": false, "width": 36.67],
-        ])
+        #expect(
+            sim.get("/devices/d1/scene/island/minimal") == [
+                ["activity": "r2", "attached": true, "width": 36.67],
+                ["activity": "c1", "attached": false, "width": 36.67],
+            ])
         #expect(sim.get("/devices/d1/scene/island/compact") == .null)
         try sim.run(["type": "config.set", "values": ["minimalPolicy": "start"]])
         #expect(sim.get("/devices/d1/scene/island/minimal/0/activity") == "c1")
@@ -78,7 +82,10 @@ import Testing
         try sim.advance(seconds: 3.999)
         #expect(sim.get("/devices/d1/scene/island/expanded/activity") == "c1")
         let revision = try sim.advance(seconds: 0.001)
-        #expect(sim.get("/devices/d1/scene/island/expanded") == ["activity": "r1", "reason": "alert", "until": "2026-11-22T08:00:08Z"])
+        #expect(
+            sim.get("/devices/d1/scene/island/expanded") == [
+                "activity": "r1", "reason": "alert", "until": "2026-11-22T08:00:08Z",
+            ])
         #expect(revision.transitions == 1)
         try sim.advance(seconds: 4)
         #expect(sim.get("/devices/d1/scene/island/mode") == "minimal")
@@ -91,12 +98,17 @@ import Testing
         try sim.setUp(devices: ["d1": "iphone-15-pro", "se": "iphone-se-3"])
         try sim.request("a1")
         try sim.run(["type": "island.press", "device": "d1"])
-        #expect(sim.get("/devices/d1/scene/island/expanded") == ["activity": "a1", "reason": "press", "until": "2026-11-22T08:00:08Z"])
+        #expect(
+            sim.get("/devices/d1/scene/island/expanded") == [
+                "activity": "a1", "reason": "press", "until": "2026-11-22T08:00:08Z",
+            ])
         try sim.run(["type": "activity.end", "id": "a1"])
         #expect(sim.get("/devices/d1/scene/island/mode") == "none")
         let noIsland = #expect(throws: APIError.self) { try sim.run(["type": "island.press", "device": "se"]) }
         #expect(noIsland?.code == .conflict)
-        let ended = #expect(throws: APIError.self) { try sim.run(["type": "island.press", "device": "d1", "activity": "a1"]) }
+        let ended = #expect(throws: APIError.self) {
+            try sim.run(["type": "island.press", "device": "d1", "activity": "a1"])
+        }
         #expect(ended?.field == "/commands/0/activity")
     }
 
@@ -111,7 +123,9 @@ import Testing
             ("iphone-16-pro", 402, 874, 230, 371, 52.33, ["compactSideWidth", "lockScreenWidth"]),
             ("iphone-16-pro-max", 440, 956, 250, 408, 62.33, ["compactSideWidth", "lockScreenWidth"]),
         ])
-    func pr5Geometry(model: String, width: Double, height: Double, island: Double, expanded: Double, side: Double, derived: [String]) throws {
+    func pr5Geometry(
+        model: String, width: Double, height: Double, island: Double, expanded: Double, side: Double, derived: [String]
+    ) throws {
         var sim = Simulation()
         try sim.setUp(devices: ["d": model])
         #expect(sim.get("/devices/d/screen") == ["width": .number(width), "height": .number(height)])
@@ -133,14 +147,20 @@ import Testing
         #expect(sim.get("/devices/se/geometry/derived") == ["lockScreenWidth"])
         try sim.request("a1")
         let put: (String, String) -> JSONValue = { slot, html in
-            ["type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes", "slot": .string(slot), "html": .string(html)]
+            [
+                "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                "slot": .string(slot), "html": .string(html),
+            ]
         }
         try sim.run(put("expandedHeight", "{{state.h}}"))
-        for (declared, height, truncated, between) in [(200.0, 160.0, true, false), (50, 84, false, false), (120, 120, false, true)] {
+        for (declared, height, truncated, between) in [
+            (200.0, 160.0, true, false), (50, 84, false, false), (120, 120, false, true),
+        ] {
             try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["h": .number(declared)]]])
-            #expect(sim.get("/activities/a1/render/layout/expanded") == [
-                "height": .number(height), "truncated": .bool(truncated), "inBetweenBands": .bool(between),
-            ])
+            #expect(
+                sim.get("/activities/a1/render/layout/expanded") == [
+                    "height": .number(height), "truncated": .bool(truncated), "inBetweenBands": .bool(between),
+                ])
         }
         try sim.run(["type": "island.press", "device": "d1"])
         #expect(sim.get("/devices/d1/scene/island/height") == 120)
@@ -161,7 +181,9 @@ import Testing
         try sim.run(["type": "activity.end", "id": "high"])
         #expect(sim.get("/devices/d1/scene/lockScreen/activities") == ["high", "mid", "mid2", "low"])
         try sim.run(["type": "activity.dismiss", "id": "high"])
-        let revision = try sim.run(["type": "activity.update", "id": "low", "content": ["state": [:], "relevanceScore": 70]])
+        let revision = try sim.run([
+            "type": "activity.update", "id": "low", "content": ["state": [:], "relevanceScore": 70],
+        ])
         #expect(sim.get("/devices/d1/scene/lockScreen/activities") == ["low", "mid", "mid2"])
         let lockOps = revision.ops.filter { $0.path.description.hasPrefix("/devices/d1/scene/lockScreen") }
         #expect(lockOps.count == 2, "a move is one remove and one add, not a rewrite: \(lockOps)")
@@ -176,9 +198,10 @@ import Testing
         try sim.request("a1", score: 5)
         try sim.request("a2", score: 9)
         try sim.run(["type": "device.upsert", "id": "d1", "standby": true])
-        #expect(sim.get("/devices/d1/scene/standby") == [
-            "activity": "a2", "scale": 2, "night": false, "tint": nil, "height": 320, "extendsBackground": true,
-        ])
+        #expect(
+            sim.get("/devices/d1/scene/standby") == [
+                "activity": "a2", "scale": 2, "night": false, "tint": nil, "height": 320, "extendsBackground": true,
+            ])
         try sim.run(["type": "device.upsert", "id": "d1", "nightMode": true])
         #expect(sim.get("/devices/d1/scene/standby/night") == true)
         #expect(sim.get("/devices/d1/scene/standby/tint") == "red")
@@ -189,8 +212,11 @@ import Testing
         var sim = Simulation()
         try sim.setUp()
         let put: (String) -> JSONValue = { slot in
-            ["type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes", "slot": .string(slot),
-             "html": "<button data-action=\"pause\">Pause</button>"]
+            [
+                "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                "slot": .string(slot),
+                "html": "<button data-action=\"pause\">Pause</button>",
+            ]
         }
         for slot in ["compactLeading", "compactTrailing", "minimal"] {
             let error = #expect(throws: APIError.self) { try sim.run(put(slot)) }
@@ -203,11 +229,15 @@ import Testing
         #expect(sim.get("/devices/d1/scene/interactive") == false)
     }
 
-    @Test("PR-9 the island is black; the keyline tint shows in Dark Mode; the Lock Screen default follows the appearance")
+    @Test(
+        "PR-9 the island is black; the keyline tint shows in Dark Mode; the Lock Screen default follows the appearance")
     func pr9Colors() throws {
         var sim = Simulation()
         try sim.setUp()
-        try sim.run(["type": "app.upsert", "id": "coffee", "identity": ["tint": "#6F4E37", "background": "#FFF8F0", "keyline": "#C08040"]])
+        try sim.run([
+            "type": "app.upsert", "id": "coffee",
+            "identity": ["tint": "#6F4E37", "background": "#FFF8F0", "keyline": "#C08040"],
+        ])
         try sim.request("a1")
         #expect(sim.get("/devices/d1/scene/island/background") == "#000000")
         #expect(sim.get("/devices/d1/scene/island/keyline") == .null)

@@ -7,7 +7,10 @@ import Testing
     static func pushUpdate(_ id: String, _ status: String, priority: Int = 10, apnsId: String? = nil) -> JSONValue {
         var delivery: JSONObject = ["source": "push", "priority": .number(Double(priority))]
         if let apnsId { delivery["apnsId"] = .string(apnsId) }
-        return ["type": "activity.update", "id": .string(id), "content": ["state": ["status": .string(status)]], "delivery": .object(delivery)]
+        return [
+            "type": "activity.update", "id": .string(id), "content": ["state": ["status": .string(status)]],
+            "delivery": .object(delivery),
+        ]
     }
 
     @Test("LA-11 the 16th priority-10 push in an hour is throttled and applied when the budget returns")
@@ -74,11 +77,15 @@ import Testing
 
     @Test("LA-12 the 11th push-to-start in an hour is not started: budget_exceeded, recorded")
     func la12PushToStart() throws {
-        var sim = Simulation(configuration: { var c = SimulatorConfiguration(); c.maxActivitiesPerApp = 20; c.maxActivitiesPerDevice = 20; return c }())
+        var sim = Simulation(
+            configuration: {
+                var c = SimulatorConfiguration(); c.maxActivitiesPerApp = 20; c.maxActivitiesPerDevice = 20; return c
+            }())
         try sim.setUp()
         try sim.run(["type": "app.upsert", "id": "coffee", "foreground": false])
         for index in 1...10 {
-            let result = try sim.request("p\(index)", extra: ["source": "push", "delivery": ["apnsId": .string("start-\(index)")]])
+            let result = try sim.request(
+                "p\(index)", extra: ["source": "push", "delivery": ["apnsId": .string("start-\(index)")]])
             #expect(result["applied"] == true)
         }
         let refused = try sim.request("p11", extra: ["source": "push"])
@@ -97,10 +104,14 @@ import Testing
         var sim = Simulation()
         try sim.setUp()
         try sim.request("a1")
-        let noState = try sim.run(["type": "activity.update", "id": "a1", "content": [:], "delivery": ["source": "push"]])
+        let noState = try sim.run([
+            "type": "activity.update", "id": "a1", "content": [:], "delivery": ["source": "push"],
+        ])
         #expect(noState.results[0] == ["applied": false, "reason": "content_state_missing"])
         // The same from the API is invalid.
-        let invalid = #expect(throws: APIError.self) { try sim.run(["type": "activity.update", "id": "a1", "content": [:]]) }
+        let invalid = #expect(throws: APIError.self) {
+            try sim.run(["type": "activity.update", "id": "a1", "content": [:]])
+        }
         #expect(invalid?.field == "/commands/0/content/state")
         try sim.run(["type": "activity.end", "id": "a1"])
         let ended = try sim.run(Self.pushUpdate("a1", "late"))
@@ -115,10 +126,16 @@ import Testing
         try sim.setUp()
         try sim.request("a1")
         try sim.request("a2")
-        try sim.run(["type": "activity.end", "id": "a1", "delivery": ["source": "push"], "dismissalPolicy": ["after": "2022-09-14T17:41:00Z"]])
+        try sim.run([
+            "type": "activity.end", "id": "a1", "delivery": ["source": "push"],
+            "dismissalPolicy": ["after": "2022-09-14T17:41:00Z"],
+        ])
         #expect(sim.state(of: "a1") == "dismissed")
         #expect(sim.get("/activities/a1/endReason") == "push")
-        try sim.run(["type": "activity.end", "id": "a2", "delivery": ["source": "push"], "dismissalPolicy": ["after": sim.date(after: 86_400)]])
+        try sim.run([
+            "type": "activity.end", "id": "a2", "delivery": ["source": "push"],
+            "dismissalPolicy": ["after": sim.date(after: 86_400)],
+        ])
         #expect(sim.get("/activities/a2/dismissAt") == "2026-11-22T12:00:00Z")
     }
 
@@ -145,7 +162,9 @@ import Testing
         let start = try sim.run(["type": "app.upsert", "id": "coffee"])
         let pushToStart = try #require(start.results[0]["pushToStartToken"]?.stringValue)
         #expect(pushToStart.count == 64)
-        #expect(sim.engine.resolve(token: pushToStart.uppercased()) == TokenResolution(app: "coffee", activity: nil, activityState: nil))
+        #expect(
+            sim.engine.resolve(token: pushToStart.uppercased())
+                == TokenResolution(app: "coffee", activity: nil, activityState: nil))
         let result = try sim.request("a1", extra: ["pushType": "token"])
         let token = try #require(result["pushToken"]?.stringValue)
         #expect(token != pushToStart)

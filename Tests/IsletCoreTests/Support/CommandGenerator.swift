@@ -47,7 +47,12 @@ struct CommandGenerator {
     }
 
     private mutating func content(now: Instant) -> JSONValue {
-        var content: JSONObject = ["state": ["status": .string(self.pick(["received", "brewing", "onItsWay"])), "n": .number(Double(self.int(0...9)))]]
+        var content: JSONObject = [
+            "state": [
+                "status": .string(self.pick(["received", "brewing", "onItsWay"])),
+                "n": .number(Double(self.int(0...9))),
+            ]
+        ]
         if self.chance(50) { content["staleDate"] = .string(now.adding(seconds: Double(self.int(-60...7200))).rfc3339) }
         if self.chance(50) { content["relevanceScore"] = .number(Double(self.int(0...3) * 25)) }
         return .object(content)
@@ -55,7 +60,10 @@ struct CommandGenerator {
 
     private mutating func delivery() -> JSONValue? {
         guard self.chance(40) else { return nil }
-        return ["source": "push", "priority": .number(self.chance(70) ? 10 : 5), "apnsId": .string("apns-\(self.int(0...999))")]
+        return [
+            "source": "push", "priority": .number(self.chance(70) ? 10 : 5),
+            "apnsId": .string("apns-\(self.int(0...999))"),
+        ]
     }
 
     private mutating func request(now: Instant) -> JSONValue {
@@ -75,7 +83,9 @@ struct CommandGenerator {
     }
 
     private mutating func update(now: Instant) -> JSONValue {
-        var command: JSONObject = ["type": "activity.update", "id": .string(self.pick(self.activities)), "content": self.content(now: now)]
+        var command: JSONObject = [
+            "type": "activity.update", "id": .string(self.pick(self.activities)), "content": self.content(now: now),
+        ]
         if self.chance(25) { command["alert"] = ["title": "Update", "sound": "default"] }
         if self.chance(30) { command["timestamp"] = .string(now.adding(seconds: Double(self.int(-600...600))).rfc3339) }
         if let delivery = self.delivery() { command["delivery"] = delivery }
@@ -86,7 +96,8 @@ struct CommandGenerator {
         var command: JSONObject = ["type": "activity.end", "id": .string(self.pick(self.activities))]
         switch self.int(0...3) {
         case 0: command["dismissalPolicy"] = "immediate"
-        case 1: command["dismissalPolicy"] = ["after": .string(now.adding(seconds: Double(self.int(-600...20000))).rfc3339)]
+        case 1:
+            command["dismissalPolicy"] = ["after": .string(now.adding(seconds: Double(self.int(-600...20000))).rfc3339)]
         default: break
         }
         if self.chance(50) { command["content"] = self.content(now: now) }
@@ -106,23 +117,30 @@ struct CommandGenerator {
         var command: JSONObject = ["type": "app.upsert", "id": .string(self.pick(self.apps))]
         if self.chance(50) { command["foreground"] = .bool(self.chance(60)) }
         if self.chance(15) { command["frequentUpdates"] = .bool(self.chance(50)) }
-        if self.chance(20) { command["identity"] = ["tint": .string(self.pick(["#112233", "orange"])), "keyline": "#AABBCC"] }
+        if self.chance(20) {
+            command["identity"] = ["tint": .string(self.pick(["#112233", "orange"])), "keyline": "#AABBCC"]
+        }
         if self.chance(10) { command["liveActivitiesEnabled"] = .bool(self.chance(80)) }
         return .object(command)
     }
 
     private mutating func configSet() -> JSONValue {
         switch self.int(0...3) {
-        case 0: return ["type": "config.set", "values": ["lowPriorityDelaySeconds": .number(Double(self.pick([0, 5, 120])))]]
+        case 0:
+            return [
+                "type": "config.set", "values": ["lowPriorityDelaySeconds": .number(Double(self.pick([0, 5, 120])))],
+            ]
         case 1: return ["type": "config.set", "values": ["pushBudgetPerHour": .number(Double(self.pick([2, 15])))]]
         case 2: return ["type": "config.set", "values": ["minimalPolicy": .string(self.pick(["score", "start"]))]]
-        default: return ["type": "config.set", "values": ["alertExpandedSeconds": .number(Double(self.pick([1, 4, 30])))]]
+        default:
+            return ["type": "config.set", "values": ["alertExpandedSeconds": .number(Double(self.pick([1, 4, 30])))]]
         }
     }
 
     private mutating func templatePut() -> JSONValue {
         [
-            "type": "template.put", "app": .string(self.pick(self.apps)), "target": .string("activity:" + self.pick(self.types)),
+            "type": "template.put", "app": .string(self.pick(self.apps)),
+            "target": .string("activity:" + self.pick(self.types)),
             "slot": .string(self.pick(["lockScreen", "compactTrailing", "expandedHeight"])),
             "html": .string(self.pick(["<b>{{state.status}}</b>", "{{state.n}}", "120"])),
         ]

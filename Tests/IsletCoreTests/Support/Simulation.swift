@@ -13,7 +13,10 @@ struct Simulation {
     var revisions: [Revision] = []
     let initialDocument: JSONValue
 
-    init(configuration: SimulatorConfiguration = SimulatorConfiguration(), renderer: any PresentationRenderer = TestRenderer()) {
+    init(
+        configuration: SimulatorConfiguration = SimulatorConfiguration(),
+        renderer: any PresentationRenderer = TestRenderer()
+    ) {
         self.engine = Engine(
             configuration: configuration, renderer: renderer, at: Simulation.start,
             clock: .virtual(now: Simulation.start, rate: 0, atWall: Simulation.start))
@@ -54,7 +57,9 @@ struct Simulation {
     }
 
     /// Creates a device (default iPhone 15 Pro) and an app in the foreground.
-    mutating func setUp(devices: [String: String] = ["d1": "iphone-15-pro"], apps: [String] = ["coffee"]) throws(APIError) {
+    mutating func setUp(devices: [String: String] = ["d1": "iphone-15-pro"], apps: [String] = ["coffee"])
+        throws(APIError)
+    {
         var batch: [JSONValue] = devices.keys.sorted().map { id in
             ["type": "device.upsert", "id": .string(id), "model": .string(devices[id]!)]
         }
@@ -69,7 +74,8 @@ struct Simulation {
         extra: [String: JSONValue] = [:]
     ) throws(APIError) -> JSONValue {
         var command: [String: JSONValue] = [
-            "type": "activity.request", "id": .string(id), "app": .string(app), "attributesType": "CoffeeDeliveryAttributes",
+            "type": "activity.request", "id": .string(id), "app": .string(app),
+            "attributesType": "CoffeeDeliveryAttributes",
             "attributes": ["coffeeName": "Flat white"],
             "content": ["state": state, "relevanceScore": .number(score)],
         ]

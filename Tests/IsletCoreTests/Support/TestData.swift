@@ -13,16 +13,20 @@ enum TestData {
         while url.path != "/" {
             let candidate = url.appendingPathComponent("shared/testdata/\(name)")
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue
+            {
                 return candidate.path
             }
             url = url.deletingLastPathComponent()
         }
-        throw Missing(description: "no shared/testdata/\(name) above \(file); the shared material must sit beside the repository")
+        throw Missing(
+            description: "no shared/testdata/\(name) above \(file); the shared material must sit beside the repository")
     }
 
     static func read(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw Missing(description: "cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Missing(description: "cannot read \(path)")
+        }
         return [UInt8](data)
     }
 }
