@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "islet",
             dependencies: [
-                "IsletServer", "IsletStore", log,
+                "IsletServer", "IsletCore", "IsletRender", "IsletStore", log,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),

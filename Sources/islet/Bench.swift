@@ -5,5 +5,5 @@ import ArgumentParser
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measures Islet's performance budgets (run on a release build).",
-        subcommands: [BenchStore.self])
+        subcommands: [BenchEngine.self, BenchStore.self])
 }

@@ -38,7 +38,12 @@ public struct JSONPointer: Sendable, Hashable, Comparable, CustomStringConvertib
         var text = ""
         for token in self.tokens {
             text += "/"
-            text += token.replacing("~", with: "~0").replacing("/", with: "~1")
+            // Most tokens need no escape; checking the bytes first keeps patch encoding fast.
+            if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                text += token.replacing("~", with: "~0").replacing("/", with: "~1")
+            } else {
+                text += token
+            }
         }
         return text
     }

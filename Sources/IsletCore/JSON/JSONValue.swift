@@ -49,6 +49,13 @@ extension JSONValue {
         return nil
     }
 
+    /// This object without the member `key`; other values are returned unchanged.
+    public func removingMember(_ key: String) -> JSONValue {
+        guard case .object(var object) = self else { return self }
+        object[key] = nil
+        return .object(object)
+    }
+
     /// The JSON type name, as used in error messages ("expected a string, got a number").
     public var typeName: String {
         switch self {
@@ -157,6 +164,11 @@ extension JSONObject: ExpressibleByDictionaryLiteral {
 extension [JSONObject.Member] {
     /// Sorts by key; of several members with one key, keeps the one that came last.
     mutating func sortKeepingLastOfEqualKeys() {
+        if self.isStrictlySortedByKey { return }
+        if self.count <= 32 {
+            self.insertionSortKeepingLastOfEqualKeys()
+            return
+        }
         let indexed = self.enumerated().sorted { a, b in
             a.element.key == b.element.key ? a.offset < b.offset : a.element.key < b.element.key
         }
@@ -170,5 +182,35 @@ extension [JSONObject.Member] {
             }
         }
         self = result
+    }
+
+    private var isStrictlySortedByKey: Bool {
+        var index = 1
+        while index < self.count {
+            if !(self[index - 1].key < self[index].key) { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// A stable insertion sort (equal keys keep their order), then a pass keeping the last of
+    /// each run of equal keys: no allocation for the small objects literals build.
+    private mutating func insertionSortKeepingLastOfEqualKeys() {
+        for index in 1..<self.count {
+            let member = self[index]
+            var slot = index
+            while slot > 0, member.key < self[slot - 1].key {
+                self[slot] = self[slot - 1]
+                slot -= 1
+            }
+            self[slot] = member
+        }
+        var kept = 0
+        for index in 0..<self.count {
+            if index + 1 < self.count, self[index + 1].key == self[index].key { continue }
+            self[kept] = self[index]
+            kept += 1
+        }
+        self.removeLast(self.count - kept)
     }
 }

@@ -35,6 +35,12 @@ public struct JSONWriter: Sendable {
 
     public mutating func write(string: String) {
         self.bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy them whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            self.bytes.append(contentsOf: string.utf8)
+            self.bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): self.writeRaw("\\\"")

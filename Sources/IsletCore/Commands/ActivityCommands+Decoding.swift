@@ -1,0 +1,158 @@
+/// Decoding the three activity commands and their shared parts.
+extension ActivityRequest {
+    init(_ reader: FieldReader) throws(APIError) {
+        try reader.rejectUnknown([
+            "type", "id", "app", "attributesType", "attributes", "content", "pushType", "alert", "source", "start",
+            "timestamp", "delivery",
+        ])
+        self.id = try reader.identifier("id")
+        self.app = try reader.required("app", reader.identifier)
+        self.attributesType = try reader.required("attributesType", reader.identifier)
+        self.attributes = try reader.object("attributes") ?? JSONObject()
+        let content = try reader.required("content", reader.nested)
+        self.content = try ContentInput(content, stateRequired: true)
+        switch reader.value("pushType") {
+        case nil: self.wantsPushToken = false
+        case .string("token")?: self.wantsPushToken = true
+        default: throw reader.fail("pushType", "expected null or \"token\" (broadcast channels are not simulated)")
+        }
+        self.alert = try reader.nested("alert").map { reader throws(APIError) in try AlertInput(reader) }
+        self.source = try reader.choice("source", ActivitySource.self)?.rawValue ?? "app"
+        self.start = try reader.instant("start")
+        self.timestamp = try reader.instant("timestamp")
+        let isPush = self.source == "push"
+        self.delivery = try DeliveryInput(reader.nested("delivery"), impliedSource: isPush ? .push : .api)
+        if self.start != nil, self.alert == nil {
+            throw reader.fail("alert", "a scheduled start (\"start\") needs an alert")
+        }
+    }
+}
+
+extension ActivityUpdate {
+    init(_ reader: FieldReader) throws(APIError) {
+        try reader.rejectUnknown(["type", "id", "content", "alert", "timestamp", "delivery"])
+        self.id = try reader.required("id", reader.identifier)
+        self.delivery = try DeliveryInput(reader.nested("delivery"), impliedSource: nil)
+        let content = try reader.required("content", reader.nested)
+        self.content = try ContentInput(content, stateRequired: self.delivery.source == .api)
+        self.alert = try reader.nested("alert").map { reader throws(APIError) in try AlertInput(reader) }
+        self.timestamp = try reader.instant("timestamp")
+    }
+}
+
+extension ActivityEnd {
+    init(_ reader: FieldReader) throws(APIError) {
+        try reader.rejectUnknown(["type", "id", "content", "dismissalPolicy", "timestamp", "delivery"])
+        self.id = try reader.required("id", reader.identifier)
+        self.delivery = try DeliveryInput(reader.nested("delivery"), impliedSource: nil)
+        self.content = try reader.nested("content").map { content throws(APIError) in
+            try ContentInput(content, stateRequired: false)
+        }
+        self.timestamp = try reader.instant("timestamp")
+        switch reader.value("dismissalPolicy") {
+        case nil, .string("default")?: self.dismissalPolicy = .default
+        case .string("immediate")?: self.dismissalPolicy = .immediate
+        case .object?:
+            let policy = try reader.required("dismissalPolicy", reader.nested)
+            try policy.rejectUnknown(["after"])
+            self.dismissalPolicy = .after(try policy.required("after", policy.instant))
+        default:
+            throw reader.fail("dismissalPolicy", "expected \"default\", \"immediate\" or {\"after\": date}")
+        }
+    }
+}
+
+extension ContentInput {
+    init(_ reader: FieldReader, stateRequired: Bool) throws(APIError) {
+        try reader.rejectUnknown(["state", "staleDate", "relevanceScore"])
+        self.state = stateRequired ? try reader.required("state", reader.object) : try reader.object("state")
+        self.staleDate = try reader.instant("staleDate")
+        self.relevanceScore = try reader.number("relevanceScore")
+    }
+
+    var json: JSONValue {
+        var object = JSONObject()
+        if let state = self.state { object["state"] = .object(state) }
+        if let staleDate = self.staleDate { object["staleDate"] = .string(staleDate.rfc3339) }
+        if let score = self.relevanceScore { object["relevanceScore"] = .number(score) }
+        return .object(object)
+    }
+}
+
+extension AlertInput {
+    init(_ reader: FieldReader) throws(APIError) {
+        try reader.rejectUnknown(["title", "body", "sound"])
+        self.title = try Self.text(reader, "title")
+        self.body = try Self.text(reader, "body")
+        switch reader.value("sound") {
+        case nil: self.sound = .null
+        case .string(let name)? where name.utf8.count <= 256: self.sound = .string(name)
+        default: throw reader.fail("sound", "expected a sound file name or \"default\"")
+        }
+    }
+
+    /// A string, or APNs' localizable `{"loc-key": string, "loc-args": [string]}`.
+    private static func text(_ reader: FieldReader, _ key: String) throws(APIError) -> JSONValue {
+        guard let value = reader.value(key) else { return .null }
+        if let text = value.stringValue, text.utf8.count <= 1024 { return value }
+        guard let nested = try reader.nested(key) else { return .null }
+        try nested.rejectUnknown(["loc-key", "loc-args"])
+        _ = try nested.required("loc-key", nested.string)
+        if let args = nested.value("loc-args") {
+            guard let elements = args.arrayValue, elements.allSatisfy({ $0.stringValue != nil }) else {
+                throw nested.fail("loc-args", "expected an array of strings")
+            }
+        }
+        return value
+    }
+
+    var json: JSONValue { ["title": self.title, "body": self.body, "sound": self.sound] }
+}
+
+extension DeliveryInput {
+    /// Reads `delivery`; `impliedSource` is set for requests, whose `source` already says it.
+    init(_ reader: FieldReader?, impliedSource: Source?) throws(APIError) {
+        self.init(source: impliedSource ?? .api)
+        guard let reader else { return }
+        try reader.rejectUnknown(impliedSource == nil ? ["source", "priority", "apnsId"] : ["priority", "apnsId"])
+        if let source = try reader.choice("source", Source.self) { self.source = source }
+        if let priority = try reader.number("priority") {
+            guard priority == 5 || priority == 10 else { throw reader.fail("priority", "an APNs priority is 5 or 10") }
+            self.priority = Int(priority)
+        }
+        self.apnsId = try reader.string("apnsId", maxLength: 64)
+    }
+
+    var json: JSONValue {
+        var object: JSONObject = ["source": .string(self.source.rawValue), "priority": .number(Double(self.priority))]
+        if let apnsId = self.apnsId { object["apnsId"] = .string(apnsId) }
+        return .object(object)
+    }
+}
+
+extension ActivityUpdate {
+    /// The command object again (kept by throttled and deferred deliveries).
+    var json: JSONValue {
+        var object: JSONObject = [
+            "type": "activity.update", "id": .string(self.id), "content": self.content.json,
+            "delivery": self.delivery.json,
+        ]
+        if let alert = self.alert { object["alert"] = alert.json }
+        if let timestamp = self.timestamp { object["timestamp"] = .string(timestamp.rfc3339) }
+        return .object(object)
+    }
+}
+
+extension ActivityEnd {
+    var json: JSONValue {
+        var object: JSONObject = ["type": "activity.end", "id": .string(self.id), "delivery": self.delivery.json]
+        if let content = self.content { object["content"] = content.json }
+        if let timestamp = self.timestamp { object["timestamp"] = .string(timestamp.rfc3339) }
+        switch self.dismissalPolicy {
+        case .default: object["dismissalPolicy"] = "default"
+        case .immediate: object["dismissalPolicy"] = "immediate"
+        case .after(let date): object["dismissalPolicy"] = ["after": .string(date.rfc3339)]
+        }
+        return .object(object)
+    }
+}

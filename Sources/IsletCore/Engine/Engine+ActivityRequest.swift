@@ -1,0 +1,106 @@
+internal import HashTreeCollections
+
+/// `activity.request`: LA-1 … LA-4, LA-12, scheduled starts, push tokens.
+extension Engine {
+    mutating func requestActivity(_ request: ActivityRequest) throws(APIError) -> JSONValue {
+        guard let app = self.apps[request.app] else {
+            throw APIError(.notFound, "no app \"\(request.app)\"; create it with app.upsert", field: "/app")
+        }
+        if let id = request.id, self.activities[id] != nil {
+            throw APIError(.conflict, "activity \"\(id)\" already exists", field: "/id")
+        }
+        let isPush = request.delivery.source == .push
+        if let problem = self.startProblem(request, app: app) {
+            guard isPush else { throw problem.error }
+            return self.refuseStart(request, outcome: "rejected", reason: problem.reason)
+        }
+        if isPush, !self.charge(app.id, .pushToStart) {
+            return self.refuseStart(request, outcome: "ignored", reason: "budget_exceeded")
+        }
+        let id = request.id ?? self.newActivityID()
+        let activity = self.makeActivity(id, request)
+        self.insertActivity(activity)
+        if let start = request.start, start > self.now {
+            let sequence = self.scheduler.schedule(.activityStart(activity: id), at: start)
+            self.modifyActivity(id, render: false) { $0.armed.start = sequence }
+        } else {
+            self.startActivity(id)
+            if request.alert != nil { self.presentAlert(of: id) }
+        }
+        self.recordDelivery(app.id, event: "start", activity: id, request.delivery, outcome: "applied", reason: nil)
+        return ["applied": true, "id": .string(id), "pushToken": activity.pushToken.map(JSONValue.string) ?? .null]
+    }
+
+    /// Why the device would refuse to start this activity, if it would.
+    private func startProblem(_ request: ActivityRequest, app: App) -> (reason: String, error: APIError)? {
+        if !app.liveActivitiesEnabled {
+            return (
+                "denied", APIError(.conflict, "denied: Live Activities are turned off for \(app.id)", field: "/app")
+            )
+        }
+        if request.source == "app", !app.foreground {
+            let message =
+                "visibility: \(app.id) is in the background; only an App Intent (source \"intent\") or a push-to-start may start an activity then"
+            return ("visibility", APIError(.conflict, message, field: "/source"))
+        }
+        let size = payloadSize(attributes: request.attributes, state: request.content.state ?? JSONObject())
+        if size > self.configuration.activityPayloadMaxBytes {
+            return ("attributesTooLarge", self.tooLarge(size, field: "/content/state"))
+        }
+        if app.ongoingCount >= self.configuration.maxActivitiesPerApp {
+            let message = "targetMaximumExceeded: \(app.id) already has \(app.ongoingCount) ongoing activities"
+            return ("targetMaximumExceeded", APIError(.limitExceeded, message, field: "/app"))
+        }
+        if self.ongoingCount >= self.configuration.maxActivitiesPerDevice {
+            let message = "globalMaximumExceeded: the device already runs \(self.ongoingCount) activities"
+            return ("globalMaximumExceeded", APIError(.limitExceeded, message, field: "/app"))
+        }
+        return nil
+    }
+
+    func tooLarge(_ size: Int, field: JSONPointer) -> APIError {
+        let limit = self.configuration.activityPayloadMaxBytes
+        return APIError(
+            .limitExceeded, "attributesTooLarge: attributes and content state encode to \(size) bytes, over \(limit)",
+            field: field)
+    }
+
+    /// A push-to-start the device drops: still accepted (the sender got its 200), recorded.
+    private mutating func refuseStart(_ request: ActivityRequest, outcome: String, reason: String) -> JSONValue {
+        self.recordDelivery(
+            request.app, event: "start", activity: request.id, request.delivery, outcome: outcome, reason: reason)
+        return ["applied": false, "reason": .string(reason), "id": .null, "pushToken": .null]
+    }
+
+    private mutating func makeActivity(_ id: String, _ request: ActivityRequest) -> Activity {
+        self.counters.startOrder += 1
+        var activity = Activity(
+            id: id, app: request.app, attributesType: request.attributesType, attributes: request.attributes,
+            content: ActivityContent(
+                state: request.content.state ?? JSONObject(), staleDate: request.content.staleDate,
+                relevanceScore: request.content.relevanceScore ?? 0),
+            phase: .pending, source: ActivitySource(rawValue: request.source) ?? .app,
+            wantsPushToken: request.wantsPushToken, requestedAt: self.now, startOrder: self.counters.startOrder)
+        if let start = request.start, start > self.now { activity.scheduledStart = start }
+        if request.wantsPushToken { activity.pushToken = self.newToken(for: "activity:" + id) }
+        activity.lastTimestamp = request.timestamp
+        if let alert = request.alert {
+            activity.alert = ActivityAlert(title: alert.title, body: alert.body, sound: alert.sound, at: self.now)
+        }
+        return activity
+    }
+
+    /// `activity-<n>`, the first unused n.
+    private mutating func newActivityID() -> String {
+        while true {
+            self.counters.activityNumber += 1
+            let id = "activity-\(self.counters.activityNumber)"
+            if self.activities[id] == nil { return id }
+        }
+    }
+}
+
+/// LA-2: the encoded size of attributes plus content state, in bytes (canonical encoding).
+func payloadSize(attributes: JSONObject, state: JSONObject) -> Int {
+    JSONValue.object(attributes).encoded.count + JSONValue.object(state).encoded.count
+}

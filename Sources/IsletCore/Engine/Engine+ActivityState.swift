@@ -1,0 +1,146 @@
+internal import HashTreeCollections
+
+/// Every change to an activity goes through these helpers, which keep the presentation index,
+/// the LA-4 counters, the deadlines and the revision's change set in step with the model.
+extension Engine {
+    /// Changes an existing activity in place.
+    /// - Parameter render: whether its fragments must be rendered again (content or state changed).
+    mutating func modifyActivity(_ id: String, render: Bool = true, _ body: (inout Activity) -> Void) {
+        guard var activity = self.activities[id] else { return }
+        let before = PresentationIndex.Membership(activity)
+        let wasOngoing = activity.isOngoing
+        body(&activity)
+        self.activities[id] = activity
+        self.noteChange(of: activity, before: before, wasOngoing: wasOngoing, render: render)
+    }
+
+    /// Adds a new activity.
+    mutating func insertActivity(_ activity: Activity) {
+        self.activities[activity.id] = activity
+        self.apps[activity.app]?.activities.insert(activity.id)
+        if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
+        self.noteChange(of: activity, before: .init(nil), wasOngoing: false, render: true)
+    }
+
+    /// Forgets an activity: removes it from the document, the index and the token map.
+    mutating func removeActivity(_ id: String) {
+        guard let activity = self.activities.removeValue(forKey: id) else { return }
+        let ranks = self.index.update(from: .init(activity), to: .init(nil), recording: &self.changes.lockScreenMoves)
+        self.noteRanks(ranks)
+        if activity.isOngoing { self.adjustOngoing(app: activity.app, by: -1) }
+        self.apps[activity.app]?.activities.remove(id)
+        if let token = activity.pushToken { self.tokens[token] = nil }
+        self.changes.touchActivity(id, render: false)
+        self.collapsePresentations(of: id)
+    }
+
+    private mutating func noteChange(
+        of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool, render: Bool
+    ) {
+        let ranks = self.index.update(from: before, to: .init(activity), recording: &self.changes.lockScreenMoves)
+        self.noteRanks(ranks)
+        if wasOngoing != activity.isOngoing { self.adjustOngoing(app: activity.app, by: activity.isOngoing ? 1 : -1) }
+        self.changes.touchActivity(activity.id, render: render)
+    }
+
+    private mutating func noteRanks(_ ranks: (lockScreen: Bool, island: Bool)) {
+        if ranks.lockScreen { self.changes.lockScreen = true }
+        if let moves = self.changes.lockScreenMoves, moves.count > 64 { self.changes.lockScreenMoves = nil }
+        if ranks.island { self.changes.island = true }
+    }
+
+    private mutating func adjustOngoing(app: String, by delta: Int) {
+        self.ongoingCount += delta
+        self.apps[app]?.ongoingCount += delta
+    }
+
+    // MARK: Transitions
+
+    /// Makes a pending activity (or a new one) active at `now` (LA-5 if its stale date passed).
+    mutating func startActivity(_ id: String) {
+        let now = self.now
+        var staleAt: Instant?
+        self.modifyActivity(id) { activity in
+            activity.phase = .active
+            activity.startedAt = now
+            activity.armed.start = nil
+            if let stale = activity.content.staleDate, stale <= now { activity.phase = .stale }
+            staleAt = activity.phase == .active ? activity.content.staleDate : nil
+        }
+        let lifetime = self.scheduler.schedule(
+            .activityLifetime(activity: id), at: now.adding(milliseconds: self.configuration.activityMaxMilliseconds))
+        self.modifyActivity(id, render: false) { $0.armed.lifetime = lifetime }
+        self.armStaleDeadline(id, at: staleAt)
+    }
+
+    /// Arms (or cancels, with `nil`) the LA-5 stale deadline of an active activity.
+    mutating func armStaleDeadline(_ id: String, at instant: Instant?) {
+        if instant == nil, self.activities[id]?.armed.stale == nil { return }
+        let sequence = instant.map { self.scheduler.schedule(.activityStale(activity: id), at: $0) }
+        self.modifyActivity(id, render: false) { $0.armed.stale = sequence }
+    }
+
+    /// Ends an ongoing activity at `now` (LA-7, LA-8, LA-9, LA-13): it leaves the island at
+    /// once and stays on the Lock Screen until its dismissal instant.
+    mutating func endActivity(_ id: String, reason: String, policy: DismissalPolicy) {
+        guard let activity = self.activities[id], activity.isOngoing else { return }
+        let now = self.now
+        guard activity.phase != .pending else {
+            self.modifyActivity(id) {
+                $0.endedAt = now; $0.endReason = reason; $0.armed.start = nil
+            }
+            self.dismissActivity(id)
+            return
+        }
+        let dismissAt = self.dismissalInstant(for: activity, policy: policy)
+        self.modifyActivity(id) { activity in
+            activity.phase = .ended
+            activity.endedAt = now
+            activity.endReason = reason
+            activity.dismissAt = dismissAt
+            activity.armed.stale = nil
+            activity.armed.lifetime = nil
+        }
+        self.collapsePresentations(of: id)
+        if dismissAt <= now {
+            self.dismissActivity(id)
+        } else {
+            let sequence = self.scheduler.schedule(.activityDismissal(activity: id), at: dismissAt)
+            self.modifyActivity(id, render: false) { $0.armed.dismissal = sequence }
+        }
+    }
+
+    /// LA-8: `default` → end + 4 h; `immediate` → now; `after(d)` → min(d, end + 4 h); never
+    /// more than 12 h (activityMax + dismissAfterEnd) after the start.
+    func dismissalInstant(for activity: Activity, policy: DismissalPolicy) -> Instant {
+        let latest = self.now.adding(milliseconds: self.configuration.dismissAfterEndMilliseconds)
+        var instant: Instant
+        switch policy {
+        case .default: instant = latest
+        case .immediate: instant = self.now
+        case .after(let date): instant = min(date, latest)
+        }
+        if let started = activity.startedAt {
+            let cap = started.adding(
+                milliseconds: self.configuration.activityMaxMilliseconds
+                    + self.configuration.dismissAfterEndMilliseconds)
+            instant = min(instant, cap)
+        }
+        return max(instant, self.now)
+    }
+
+    /// Removes an ended activity from the Lock Screen (`dismissed`); it is forgotten after the
+    /// retention time.
+    mutating func dismissActivity(_ id: String) {
+        let now = self.now
+        let removal = self.scheduler.schedule(
+            .activityRemoval(activity: id),
+            at: now.adding(seconds: self.configuration.dismissedRetentionSeconds))
+        self.modifyActivity(id) { activity in
+            activity.phase = .dismissed
+            activity.dismissedAt = now
+            activity.armed = ArmedDeadlines(removal: removal)
+        }
+        self.collapsePresentations(of: id)
+    }
+}

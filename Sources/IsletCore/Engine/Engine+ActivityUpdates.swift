@@ -1,0 +1,139 @@
+internal import HashTreeCollections
+
+/// `activity.update`, `activity.end` and `activity.dismiss`: LA-5, LA-6, LA-8, LA-9, LA-10,
+/// and the push path of LA-11 (budget, throttling, low-priority delay).
+extension Engine {
+    mutating func receiveUpdate(_ update: ActivityUpdate) throws(APIError) -> JSONValue {
+        guard self.activities[update.id] != nil else {
+            throw APIError(.notFound, "no activity \"\(update.id)\"", field: "/id")
+        }
+        if let held = self.holdPush(update.json, activity: update.id, event: "update", update.delivery) { return held }
+        return try self.deliverUpdate(update).json
+    }
+
+    mutating func receiveEnd(_ end: ActivityEnd) throws(APIError) -> JSONValue {
+        guard self.activities[end.id] != nil else {
+            throw APIError(.notFound, "no activity \"\(end.id)\"", field: "/id")
+        }
+        if let held = self.holdPush(end.json, activity: end.id, event: "end", end.delivery) { return held }
+        return try self.deliverEnd(end).json
+    }
+
+    /// LA-9: a person removes the activity from the Lock Screen: dismissed at once, ended
+    /// first if it was still going.
+    mutating func personDismisses(_ id: String) throws(APIError) -> JSONValue {
+        guard let activity = self.activities[id] else {
+            throw APIError(.notFound, "no activity \"\(id)\"", field: "/id")
+        }
+        switch activity.phase {
+        case .pending, .active, .stale: self.endActivity(id, reason: "person", policy: .immediate)
+        case .ended: self.dismissActivity(id)
+        case .dismissed: break
+        }
+        return [:]
+    }
+
+    /// Applies an update as the device would: ignored when the activity ended (LA-6), when
+    /// older than the last timestamp (LA-6), or without content state (AP-6).
+    /// - Throws: only for a non-push update over the LA-2 limit.
+    mutating func deliverUpdate(_ update: ActivityUpdate) throws(APIError) -> DeliveryOutcome {
+        guard let activity = self.activities[update.id] else { return .ignored("activity_gone") }
+        let outcome: DeliveryOutcome
+        if activity.phase == .ended || activity.phase == .dismissed {
+            outcome = .ignored("activity_ended")
+        } else if let stamp = update.timestamp, let last = activity.lastTimestamp, stamp < last {
+            outcome = .ignored("stale_timestamp")
+        } else if let state = update.content.state {
+            let size = payloadSize(attributes: activity.attributes, state: state)
+            if size > self.configuration.activityPayloadMaxBytes {
+                guard update.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
+                outcome = .rejected("attributesTooLarge")
+            } else {
+                self.applyUpdate(update, state: state)
+                outcome = .applied
+            }
+        } else {
+            outcome = .ignored("content_state_missing")
+        }
+        self.recordDelivery(activity.app, event: "update", activity: update.id, update.delivery, outcome: outcome)
+        return outcome
+    }
+
+    private mutating func applyUpdate(_ update: ActivityUpdate, state: JSONObject) {
+        let now = self.now
+        var staleAt: Instant?
+        var alerting = false
+        self.modifyActivity(update.id) { activity in
+            activity.content.state = state
+            activity.content.staleDate = update.content.staleDate
+            if let score = update.content.relevanceScore { activity.content.relevanceScore = score }
+            if let stamp = update.timestamp { activity.lastTimestamp = max(activity.lastTimestamp ?? stamp, stamp) }
+            if let alert = update.alert {
+                activity.alert = ActivityAlert(title: alert.title, body: alert.body, sound: alert.sound, at: now)
+            }
+            guard activity.phase == .active || activity.phase == .stale else { return }
+            // LA-5: a later (or no) stale date makes a stale activity active again.
+            let isStale = activity.content.staleDate.map { $0 <= now } ?? false
+            activity.phase = isStale ? .stale : .active
+            staleAt = isStale ? nil : activity.content.staleDate
+            alerting = update.alert != nil
+        }
+        if self.activities[update.id]?.phase != .pending { self.armStaleDeadline(update.id, at: staleAt) }
+        if alerting { self.presentAlert(of: update.id) }
+    }
+
+    /// Ends an activity as the device would (LA-6 and LA-8; AP-7 dismissal dates).
+    mutating func deliverEnd(_ end: ActivityEnd) throws(APIError) -> DeliveryOutcome {
+        guard let activity = self.activities[end.id] else { return .ignored("activity_gone") }
+        let outcome: DeliveryOutcome
+        if !activity.isOngoing {
+            outcome = .ignored("activity_ended")
+        } else if let stamp = end.timestamp, let last = activity.lastTimestamp, stamp < last {
+            outcome = .ignored("stale_timestamp")
+        } else if let state = end.content?.state,
+            case let size = payloadSize(attributes: activity.attributes, state: state),
+            size > self.configuration.activityPayloadMaxBytes
+        {
+            guard end.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
+            outcome = .rejected("attributesTooLarge")
+        } else {
+            self.applyEnd(end)
+            outcome = .applied
+        }
+        self.recordDelivery(activity.app, event: "end", activity: end.id, end.delivery, outcome: outcome)
+        return outcome
+    }
+
+    private mutating func applyEnd(_ end: ActivityEnd) {
+        self.modifyActivity(end.id) { activity in
+            if let state = end.content?.state { activity.content.state = state }
+            if let stale = end.content?.staleDate { activity.content.staleDate = stale }
+            if let score = end.content?.relevanceScore { activity.content.relevanceScore = score }
+            if let stamp = end.timestamp { activity.lastTimestamp = max(activity.lastTimestamp ?? stamp, stamp) }
+        }
+        let policy: DismissalPolicy
+        switch end.dismissalPolicy {
+        case .default: policy = .default
+        case .immediate: policy = .immediate
+        case .after(let date): policy = .after(date)
+        }
+        self.endActivity(end.id, reason: end.delivery.source == .push ? "push" : "app", policy: policy)
+    }
+}
+
+/// What the device did with a start, update or end (API.md `deliveries`).
+struct DeliveryOutcome: Sendable, Hashable {
+    var outcome: String
+    var reason: String?
+
+    static let applied = DeliveryOutcome(outcome: "applied", reason: nil)
+    static func ignored(_ reason: String) -> DeliveryOutcome { DeliveryOutcome(outcome: "ignored", reason: reason) }
+    static func rejected(_ reason: String) -> DeliveryOutcome { DeliveryOutcome(outcome: "rejected", reason: reason) }
+
+    var applied: Bool { self.outcome == "applied" }
+
+    /// The command result: `{"applied": bool, "reason": string or null}`.
+    var json: JSONValue {
+        ["applied": .bool(self.applied), "reason": self.reason.map(JSONValue.string) ?? .null]
+    }
+}

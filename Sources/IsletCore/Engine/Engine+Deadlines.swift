@@ -1,0 +1,52 @@
+internal import HashTreeCollections
+
+/// What each deadline does, and how a popped deadline is recognised as still wanted.
+///
+/// Tie order: deadlines due at the same instant fire in the order they were scheduled (their
+/// sequence). Deadlines due at or before a command batch's instant fire before the batch.
+extension Engine {
+    /// Whether the entity still has this deadline armed (its stored sequence matches).
+    func isLive(_ deadline: Deadline) -> Bool {
+        let sequence = deadline.sequence
+        switch deadline.kind {
+        case .activityStart(let id): return self.activities[id]?.armed.start == sequence
+        case .activityStale(let id): return self.activities[id]?.armed.stale == sequence
+        case .activityLifetime(let id): return self.activities[id]?.armed.lifetime == sequence
+        case .activityDismissal(let id): return self.activities[id]?.armed.dismissal == sequence
+        case .activityRemoval(let id): return self.activities[id]?.armed.removal == sequence
+        case .expansionEnd(let device): return self.devices[device]?.expansion?.deadline == sequence
+        case .bannerEnd(let device): return self.devices[device]?.banner?.deadline == sequence
+        case .budgetReset(let app, let kind): return self.apps[app]?.budget(kind).resetDeadline == sequence
+        case .deferredDelivery(let app):
+            return self.apps[app]?.deferred.contains { $0.deadline == sequence } ?? false
+        }
+    }
+
+    /// Applies a live deadline at `now` (already set to its instant).
+    mutating func fire(_ deadline: Deadline) {
+        switch deadline.kind {
+        case .activityStart(let id):
+            self.startActivity(id)
+            if self.activities[id]?.alert != nil { self.presentAlert(of: id) }
+        case .activityStale(let id):
+            self.modifyActivity(id) { activity in
+                activity.armed.stale = nil
+                if activity.phase == .active { activity.phase = .stale }
+            }
+        case .activityLifetime(let id):
+            self.endActivity(id, reason: "system", policy: .default)
+        case .activityDismissal(let id):
+            self.dismissActivity(id)
+        case .activityRemoval(let id):
+            self.removeActivity(id)
+        case .expansionEnd(let device):
+            self.endExpansion(device)
+        case .bannerEnd(let device):
+            self.endBanner(device)
+        case .budgetReset(let app, let kind):
+            self.resetBudget(app, kind)
+        case .deferredDelivery(let app):
+            self.deliverDeferred(app, sequence: deadline.sequence)
+        }
+    }
+}

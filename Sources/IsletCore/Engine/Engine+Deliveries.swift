@@ -1,0 +1,113 @@
+internal import HashTreeCollections
+
+/// Push budgets (LA-11, LA-12), held pushes, and the `/apps/<id>/deliveries` log (AP-6).
+extension Engine {
+    /// Holds a push update or end instead of delivering it now: a priority-5 push waits
+    /// `lowPriorityDelaySeconds`; a priority-10 push over budget is throttled until the budget
+    /// returns. Returns the command result when held, `nil` to deliver now (budget charged).
+    mutating func holdPush(
+        _ command: @autoclosure () -> JSONValue, activity: String, event: String, _ delivery: DeliveryInput
+    ) -> JSONValue? {
+        guard delivery.source == .push, let appID = self.activities[activity]?.app else { return nil }
+        if delivery.priority == 5 {
+            let delay = self.configuration.lowPriorityDelaySeconds
+            guard delay > 0 else { return nil }
+            let at = self.now.adding(seconds: delay)
+            let sequence = self.scheduler.schedule(.deferredDelivery(app: appID), at: at)
+            self.apps[appID]?.deferred.append(
+                PendingDelivery(command: command(), receivedAt: self.now, deadline: sequence))
+            self.recordDelivery(
+                appID, event: event, activity: activity, delivery,
+                outcome: .init(outcome: "deferred", reason: "low_priority"))
+            return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]
+        }
+        if self.charge(appID, .push) { return nil }
+        self.apps[appID]?.throttled.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: 0))
+        self.recordDelivery(
+            appID, event: event, activity: activity, delivery,
+            outcome: .init(outcome: "throttled", reason: "budget_exhausted"))
+        return ["applied": false, "reason": "throttled"]
+    }
+
+    /// Draws one unit of an app's budget; opens a window (and its reset deadline) if none is
+    /// open. Returns `false`, drawing nothing, when the window's budget is used up.
+    mutating func charge(_ appID: String, _ kind: BudgetKind) -> Bool {
+        guard let app = self.apps[appID] else { return false }
+        let limit = self.budgetLimit(app, kind)
+        var budget = app.budget(kind)
+        if budget.windowStart == nil {
+            budget.windowStart = self.now
+            budget.used = 0
+            budget.resetDeadline = self.scheduler.schedule(
+                .budgetReset(app: appID, budget: kind),
+                at: self.now.adding(milliseconds: self.configuration.budgetWindowMilliseconds))
+        }
+        let allowed = budget.used < limit
+        if allowed { budget.used += 1 }
+        let stored = budget
+        self.apps[appID]?.modifyBudget(kind) { $0 = stored }
+        self.changes.apps.insert(appID)
+        return allowed
+    }
+
+    /// The window of an app's budget closes: the budget returns, and throttled pushes are
+    /// delivered in arrival order while it lasts (LA-11 "applied when budget returns").
+    mutating func resetBudget(_ appID: String, _ kind: BudgetKind) {
+        self.apps[appID]?.modifyBudget(kind) { $0 = Budget() }
+        self.changes.apps.insert(appID)
+        guard kind == .push else { return }
+        while let first = self.apps[appID]?.throttled.first, self.charge(appID, .push) {
+            self.apps[appID]?.throttled.removeFirst()
+            self.deliverHeld(first)
+        }
+    }
+
+    /// A deferred priority-5 push reaches the device.
+    mutating func deliverDeferred(_ appID: String, sequence: UInt64) {
+        guard let index = self.apps[appID]?.deferred.firstIndex(where: { $0.deadline == sequence }),
+            let held = self.apps[appID]?.deferred.remove(at: index)
+        else { return }
+        self.changes.apps.insert(appID)
+        self.deliverHeld(held)
+    }
+
+    private mutating func deliverHeld(_ held: PendingDelivery) {
+        // Held commands were validated when received; pushes never throw (they get outcomes).
+        switch try? Command(json: held.command) {
+        case .activityUpdate(let update)?: _ = try? self.deliverUpdate(update)
+        case .activityEnd(let end)?: _ = try? self.deliverEnd(end)
+        default: break
+        }
+    }
+
+    /// Appends a record to the app's `deliveries` (newest last, the last `deliveriesKept`).
+    mutating func recordDelivery(
+        _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: DeliveryOutcome
+    ) {
+        self.recordDelivery(
+            appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
+    }
+
+    mutating func recordDelivery(
+        _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?
+    ) {
+        guard var app = self.apps[appID] else { return }
+        let record: JSONObject = [
+            "activity": activity.map(JSONValue.string) ?? .null,
+            "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
+            "at": .string(self.now.rfc3339),
+            "event": .string(event),
+            "outcome": .string(outcome),
+            "priority": .number(Double(delivery.priority)),
+            "reason": reason.map(JSONValue.string) ?? .null,
+            "source": .string(delivery.source.rawValue),
+        ]
+        self.apps[appID] = nil
+        app.deliveries.append(.object(record))
+        let excess = app.deliveries.count - self.configuration.deliveriesKept
+        if excess > 0 { app.deliveries.removeFirst(excess) }
+        self.apps[appID] = app
+        self.changes.apps.insert(appID)
+        self.changes.appendedDeliveries[appID, default: 0] += 1
+    }
+}

@@ -1,0 +1,133 @@
+internal import HashTreeCollections
+
+/// The document form of activities and apps.
+extension Engine {
+    /// PR-5: a presentation's height, clamped to 84–160 pt; taller content is truncated, and a
+    /// height between the short and tall bands is flagged.
+    struct SlotLayout: Hashable {
+        var height: Double
+        var truncated: Bool
+        var inBetweenBands: Bool
+
+        var json: JSONValue {
+            [
+                "height": .number(self.height), "inBetweenBands": .bool(self.inBetweenBands),
+                "truncated": .bool(self.truncated),
+            ]
+        }
+    }
+
+    func layout(of activity: Activity) -> (expanded: SlotLayout, lockScreen: SlotLayout) {
+        (self.slotLayout(activity.render?.expandedHeight), self.slotLayout(activity.render?.lockScreenHeight))
+    }
+
+    private func slotLayout(_ declared: Double?) -> SlotLayout {
+        let range = DeviceModel.presentationHeightRange
+        let wanted = declared ?? self.configuration.defaultPresentationHeight
+        let height = min(range.upperBound, max(range.lowerBound, wanted))
+        let between = height > self.configuration.shortBandMaxHeight && height < self.configuration.tallBandMinHeight
+        return SlotLayout(height: height, truncated: wanted > range.upperBound, inBetweenBands: between)
+    }
+
+    // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
+
+    func activityJSON(_ activity: Activity) -> JSONValue {
+        let content: JSONObject = [
+            "relevanceScore": .number(activity.content.relevanceScore), "staleDate": date(activity.content.staleDate),
+            "state": .object(activity.content.state),
+        ]
+        let object: JSONObject = [
+            "activityState": .string(activity.phase.rawValue),
+            "alert": activity.alert?.json ?? .null,
+            "app": .string(activity.app),
+            "attributes": .object(activity.attributes),
+            "attributesType": .string(activity.attributesType),
+            "content": .object(content),
+            "dismissAt": date(activity.dismissAt),
+            "dismissedAt": date(activity.dismissedAt),
+            "endReason": activity.endReason.map(JSONValue.string) ?? .null,
+            "endedAt": date(activity.endedAt),
+            "id": .string(activity.id),
+            "lastTimestamp": date(activity.lastTimestamp),
+            "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
+            "render": self.renderJSON(activity),
+            "requestedAt": .string(activity.requestedAt.rfc3339),
+            "scheduledStart": date(activity.scheduledStart),
+            "source": .string(activity.source.rawValue),
+            "startedAt": date(activity.startedAt),
+        ]
+        return .object(object)
+    }
+
+    private func renderJSON(_ activity: Activity) -> JSONValue {
+        guard case .object(var object) = activity.renderedFragments else { return .null }
+        let layout = self.layout(of: activity)
+        object["layout"] = ["expanded": layout.expanded.json, "lockScreen": layout.lockScreen.json]
+        return .object(object)
+    }
+
+    /// The fragment part of `render`, built once per rendering and reused (so unchanged
+    /// fragments compare in O(1) when the activity's JSON is diffed).
+    static func fragmentsJSON(_ render: RenderedPresentation) -> JSONValue {
+        let expanded: JSONObject = [
+            "bottom": .string(render[.expandedBottom]), "center": .string(render[.expandedCenter]),
+            "leading": .string(render[.expandedLeading]), "trailing": .string(render[.expandedTrailing]),
+        ]
+        let object: JSONObject = [
+            "compactLeading": .string(render[.compactLeading]),
+            "compactTrailing": .string(render[.compactTrailing]),
+            "expanded": .object(expanded),
+            "lockScreen": .string(render[.lockScreen]),
+            "minimal": .string(render[.minimal]),
+        ]
+        return .object(object)
+    }
+
+    func appJSON(_ app: App) -> JSONValue {
+        let identity: JSONObject = [
+            "background": app.identity.background.map(JSONValue.string) ?? .null,
+            "foreground": app.identity.foreground.map(JSONValue.string) ?? .null,
+            "keyline": app.identity.keyline.map(JSONValue.string) ?? .null,
+            "tint": app.identity.tint.map(JSONValue.string) ?? .null,
+        ]
+        let object: JSONObject = [
+            "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
+            "deliveries": .array(app.deliveries),
+            "foreground": .bool(app.foreground),
+            "frequentUpdates": .bool(app.frequentUpdates),
+            "id": .string(app.id),
+            "identity": .object(identity),
+            "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled),
+            "name": .string(app.name),
+            "pending": [
+                "deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count)),
+            ],
+            "pushToStartToken": .string(app.pushToStartToken),
+        ]
+        return .object(object)
+    }
+
+    private func budgetJSON(_ app: App, _ kind: BudgetKind) -> JSONValue {
+        let budget = app.budget(kind)
+        let window = self.configuration.budgetWindowSeconds
+        return [
+            "limit": .number(Double(self.budgetLimit(app, kind))),
+            "resetsAt": date(budget.windowStart?.adding(seconds: window)),
+            "used": .number(Double(budget.used)),
+            "windowSeconds": .number(window),
+            "windowStart": date(budget.windowStart),
+        ]
+    }
+
+    func budgetLimit(_ app: App, _ kind: BudgetKind) -> Int {
+        switch kind {
+        case .push: self.configuration.pushBudgetLimit(frequentUpdates: app.frequentUpdates)
+        case .pushToStart: self.configuration.pushToStartPerHour
+        }
+    }
+}
+
+/// A date member: RFC 3339 text, or `null`.
+func date(_ instant: Instant?) -> JSONValue {
+    instant.map { .string($0.rfc3339) } ?? .null
+}

@@ -1,0 +1,137 @@
+internal import HashTreeCollections
+
+/// Dispatching one command, and the device and app commands.
+extension Engine {
+    /// Applies one command at `now`; throws without side effects the caller keeps (the batch
+    /// runs on a copy of the engine).
+    mutating func execute(_ command: Command, wall: Instant) throws(APIError) -> JSONValue {
+        switch command {
+        case .deviceUpsert(let upsert): return try self.upsertDevice(upsert)
+        case .deviceDelete(let id): return try self.deleteDevice(id)
+        case .appUpsert(let upsert): return self.upsertApp(upsert)
+        case .appDelete(let id): return try self.deleteApp(id)
+        case .activityRequest(let request): return try self.requestActivity(request)
+        case .activityUpdate(let update): return try self.receiveUpdate(update)
+        case .activityEnd(let end): return try self.receiveEnd(end)
+        case .activityDismiss(let id): return try self.personDismisses(id)
+        case .islandPress(let press): return try self.press(press)
+        case .clockSet(let set): return try self.setClock(set, wall: wall)
+        case .clockAdvance(let advance): return try self.advanceClock(advance, wall: wall)
+        case .configSet(let set): return self.setConfiguration(set)
+        case .templatePut(let put): return try self.putTemplate(put)
+        }
+    }
+
+    private mutating func upsertDevice(_ upsert: DeviceUpsert) throws(APIError) -> JSONValue {
+        let existing = self.devices[upsert.id]
+        var device = existing ?? Device(id: upsert.id, model: DeviceModel.named(DeviceModel.defaultID)!)
+        if let id = upsert.model, let model = DeviceModel.named(id), model != device.model {
+            device.model = model
+            // A device that changes model starts its temporary presentations afresh.
+            device.expansion = nil
+            device.banner = nil
+            device.alertQueue = AlertQueue()
+            device.bannerQueue = AlertQueue()
+        }
+        if let appearance = upsert.appearance.flatMap(Device.Appearance.init) { device.appearance = appearance }
+        if let locked = upsert.locked { device.locked = locked }
+        if let standby = upsert.standby { device.standby = standby }
+        if let nightMode = upsert.nightMode { device.nightMode = nightMode }
+        if existing == nil, self.devices.count >= 1000 {
+            throw APIError(.limitExceeded, "at most 1000 simulated devices", field: "/id")
+        }
+        self.devices[upsert.id] = device
+        self.changes.devices.insert(upsert.id)
+        return [:]
+    }
+
+    private mutating func deleteDevice(_ id: String) throws(APIError) -> JSONValue {
+        guard self.devices.removeValue(forKey: id) != nil else {
+            throw APIError(.notFound, "no device \"\(id)\"", field: "/id")
+        }
+        self.changes.devices.insert(id)
+        return [:]
+    }
+
+    private mutating func upsertApp(_ upsert: AppUpsert) -> JSONValue {
+        var app =
+            self.apps[upsert.id]
+            ?? App(id: upsert.id, pushToStartToken: self.newToken(for: "push-to-start:" + upsert.id))
+        let isNew = self.apps[upsert.id] == nil
+        let before = app
+        if let name = upsert.name { app.name = name }
+        if let colors = upsert.identity {
+            app.identity = App.Identity(
+                tint: colors["tint"], background: colors["background"], foreground: colors["foreground"],
+                keyline: colors["keyline"])
+        }
+        if let enabled = upsert.liveActivitiesEnabled { app.liveActivitiesEnabled = enabled }
+        if let foreground = upsert.foreground { app.foreground = foreground }
+        let frequentChanged = upsert.frequentUpdates.map { $0 != app.frequentUpdates } ?? false
+        if let frequent = upsert.frequentUpdates { app.frequentUpdates = frequent }
+        self.apps[upsert.id] = app
+        if isNew { self.tokens[app.pushToStartToken] = .pushToStart(app: app.id) }
+        self.changes.apps.insert(upsert.id)
+        if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
+        if !isNew, before.name != app.name || before.identity != app.identity {
+            for id in app.activities { self.changes.touchActivity(id, render: true) }
+            self.changes.allDevices = true
+        }
+        return ["pushToStartToken": .string(app.pushToStartToken)]
+    }
+
+    /// LA-13: turning `frequentUpdates` off or on ends all the app's ongoing activities.
+    mutating func endOngoingActivities(of appID: String, reason: String) {
+        guard let app = self.apps[appID] else { return }
+        for id in app.activities.sorted() where self.activities[id]?.isOngoing == true {
+            self.endActivity(id, reason: reason, policy: .default)
+        }
+    }
+
+    private mutating func deleteApp(_ id: String) throws(APIError) -> JSONValue {
+        guard let app = self.apps[id] else { throw APIError(.notFound, "no app \"\(id)\"", field: "/id") }
+        for activity in app.activities.sorted() { self.removeActivity(activity) }
+        self.tokens[app.pushToStartToken] = nil
+        for key in self.templates.keys where key.app == id { self.templates[key] = nil }
+        self.apps[id] = nil
+        self.changes.apps.insert(id)
+        return [:]
+    }
+
+    /// A new hex token (32 bytes, like APNs tokens), derived from a counter: deterministic,
+    /// unique within the engine.
+    mutating func newToken(for purpose: String) -> String {
+        while true {
+            self.counters.tokenNumber += 1
+            let token = hexToken(seed: stableHash(purpose) ^ self.counters.tokenNumber)
+            if self.tokens[token] == nil { return token }
+        }
+    }
+}
+
+/// FNV-1a of the UTF-8 bytes: a hash that is the same in every process (Swift's `Hasher` is not).
+func stableHash(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    return hash
+}
+
+/// 64 hex digits from four SplitMix64 steps of `seed`.
+func hexToken(seed: UInt64) -> String {
+    var state = seed
+    var text = ""
+    text.reserveCapacity(64)
+    for _ in 0..<4 {
+        state = state &+ 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        let hex = String(z, radix: 16)
+        text += String(repeating: "0", count: 16 - hex.count) + hex
+    }
+    return text
+}

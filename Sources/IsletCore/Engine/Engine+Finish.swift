@@ -1,0 +1,136 @@
+internal import HashTreeCollections
+
+/// The end of a revision: render what changed, rebuild the touched entities' JSON, diff each
+/// against the document, store it, and collect the operations.
+extension Engine {
+    mutating func finishRevision(results: [JSONValue]) -> Revision {
+        self.rev += 1
+        self.renderTouched()
+        self.refreshSceneBase()
+        self.touchDevicesShowingRendered()
+        var operations: [PatchOperation] = []
+        for id in self.changes.activities.sorted() {
+            self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &operations)
+        }
+        for id in self.changes.apps.sorted() { self.storeApp(id, into: &operations) }
+        self.storeClock(into: &operations)
+        if self.changes.config {
+            for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
+        }
+        var deviceIDs = self.changes.devices
+        if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
+        for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
+        let revision = Revision(
+            rev: self.rev, at: self.now, ops: operations, results: results,
+            transitions: self.changes.transitions, encodedOps: operations.encoded)
+        self.changes = ChangeSet()
+        return revision
+    }
+
+    /// Replaces one entry of the document and appends the operations that describe the change.
+    mutating func store(
+        _ section: DocumentSection, _ key: String, _ new: JSONValue?, into operations: inout [PatchOperation]
+    ) {
+        let path = JSONPointer(tokens: [section.rawValue, key])
+        switch (self.document[section, key], new) {
+        case (nil, nil): return
+        case (nil, let value?): operations.append(.add(path, value))
+        case (_?, nil): operations.append(.remove(path))
+        case (let old?, let value?): JSONPatch.diff(old, value, path, &operations)
+        }
+        self.document[section, key] = new
+    }
+
+    /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
+    /// every patch says at which simulated instant it happened.
+    /// Stores an app; its delivery log only ever gains records at the end and loses the oldest,
+    /// so its operations follow from counts instead of a comparison of the two logs.
+    private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
+        guard let app = self.apps[id], let old = self.document[.apps, id],
+            let appended = self.changes.appendedDeliveries[id], let oldCount = old["deliveries"]?.arrayValue?.count
+        else {
+            self.store(.apps, id, self.apps[id].map(self.appJSON), into: &operations)
+            return
+        }
+        let new = self.appJSON(app)
+        let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
+        JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        let log = path.appending("deliveries")
+        let kept = min(appended, app.deliveries.count)
+        let dropped = oldCount + kept - app.deliveries.count
+        for _ in 0..<dropped { operations.append(.remove(log.appending(0))) }
+        for offset in 0..<kept {
+            let index = app.deliveries.count - kept + offset
+            operations.append(.add(log.appending(index), app.deliveries[index]))
+        }
+        self.document[.apps, id] = new
+    }
+
+    /// Stores a device. When the Lock Screen list changed by replayed moves, its operations are
+    /// the same for every device: they are reused instead of comparing two long lists per device.
+    private mutating func storeDevice(_ id: String, into operations: inout [PatchOperation]) {
+        guard let ops = self.changes.lockScreenOps, let device = self.devices[id], let old = self.document[.devices, id]
+        else {
+            self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
+            return
+        }
+        let new = self.deviceJSON(device)
+        let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
+        let list: JSONPointer = "/scene/lockScreen/activities"
+        var oldRest = old
+        var newRest = new
+        try? oldRest.set(.null, at: list)
+        try? newRest.set(.null, at: list)
+        JSONPatch.diff(oldRest, newRest, path, &operations)
+        let listPath = path.appending(list)
+        for op in ops {
+            operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+        }
+        self.document[.devices, id] = new
+    }
+
+    private mutating func storeClock(into operations: inout [PatchOperation]) {
+        let now = JSONValue.string(self.now.rfc3339)
+        operations.append(.replace("/clock/now", now))
+        self.document[.clock, "now"] = now
+        if self.changes.clockSettings {
+            self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &operations)
+            self.store(.clock, "rate", .number(self.clock.rate), into: &operations)
+        }
+    }
+
+    /// Renders the fragments of every activity whose content or state changed.
+    private mutating func renderTouched() {
+        for id in self.changes.renders.sorted() {
+            guard var activity = self.activities[id] else { continue }
+            self.activities[id] = nil  // so `activity` is the only owner and updates in place
+            let rendered = self.render(activity)
+            activity.render = rendered
+            activity.renderedFragments = Self.fragmentsJSON(rendered)
+            self.activities[id] = activity
+        }
+    }
+
+    /// A device's scene shows the expanded height and the StandBy height of activities; when
+    /// those re-render, the device's scene is rebuilt too.
+    private mutating func touchDevicesShowingRendered() {
+        guard !self.changes.renders.isEmpty, !self.changes.allDevices else { return }
+        let top = self.sceneBase.island.primary?.id
+        for (id, device) in self.devices {
+            let expanded = device.expansion.map { self.changes.renders.contains($0.activity) } ?? false
+            let standby = device.standby && top.map { self.changes.renders.contains($0) } == true
+            if expanded || standby { self.changes.devices.insert(id) }
+        }
+    }
+
+    /// The document at revision 0: every section present, singletons filled in.
+    mutating func writeInitialDocument() {
+        self.document[.clock, "now"] = .string(self.now.rfc3339)
+        self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
+        self.document[.clock, "rate"] = .number(self.clock.rate)
+        for (name, value) in self.configuration.entries { self.document[.config, name] = value }
+        self.document[.relevance, "weights"] = [:]
+        self.document[.relevance, "hysteresis"] = 0
+        self.document[.relevance, "minDwellSeconds"] = 900
+    }
+}

@@ -1,0 +1,108 @@
+internal import HashTreeCollections
+
+/// `clock.set`, `clock.advance`, `config.set` and `template.put`.
+extension Engine {
+    /// `clock.set`: switch modes, set a virtual clock's instant or rate. Simulated time never
+    /// goes backwards (deadlines that fired cannot un-fire), so an earlier `now` is refused.
+    mutating func setClock(_ set: ClockSet, wall: Instant) throws(APIError) -> JSONValue {
+        let target: Instant
+        let clock: SimulationClock
+        switch set.mode ?? self.clock.mode {
+        case .wall:
+            if set.now != nil {
+                throw APIError(.invalidArgument, "\"now\" applies to a virtual clock only", field: "/now")
+            }
+            if let rate = set.rate, rate != 1 {
+                throw APIError(.invalidArgument, "a wall clock runs at rate 1", field: "/rate")
+            }
+            guard wall >= self.now else {
+                let message =
+                    "the simulated clock is at \(self.now), ahead of the wall clock (\(wall)); it never goes backwards"
+                throw APIError(.conflict, message, field: "/mode")
+            }
+            target = wall
+            clock = .wall(at: wall)
+        case .virtual:
+            target = set.now ?? self.now
+            guard target >= self.now else {
+                throw APIError(
+                    .conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/now")
+            }
+            let rate = set.rate ?? (self.clock.mode == .virtual ? self.clock.rate : 0)
+            clock = .virtual(now: target, rate: rate, atWall: wall)
+        }
+        self.runDeadlines(upTo: target)
+        self.now = target
+        self.clock = clock
+        self.changes.clockSettings = true
+        return ["now": .string(self.now.rfc3339)]
+    }
+
+    /// `clock.advance`: moves a virtual clock forward, applying every deadline on the way at
+    /// its own instant. Refused in wall mode.
+    mutating func advanceClock(_ advance: ClockAdvance, wall: Instant) throws(APIError) -> JSONValue {
+        guard self.clock.mode == .virtual else {
+            throw APIError(
+                .conflict, "clock.advance needs a virtual clock; send clock.set with mode \"virtual\" first",
+                field: "/type")
+        }
+        let target: Instant
+        if let seconds = advance.seconds {
+            target = self.now.adding(seconds: seconds)
+        } else {
+            target = advance.to!
+            guard target >= self.now else {
+                throw APIError(
+                    .conflict, "the simulated clock is at \(self.now); it never goes backwards", field: "/to")
+            }
+        }
+        let transitions = self.runDeadlines(upTo: target)
+        self.now = target
+        self.clock = self.clock.reanchored(wall: wall, simulated: target)
+        return ["now": .string(target.rfc3339), "transitions": .number(Double(transitions))]
+    }
+
+    /// `config.set`: values were validated when decoded. Apps (budget limits), activities'
+    /// layouts and every scene may depend on configuration, so all are rebuilt.
+    /// - Complexity: O(n) in entities; configuration changes are rare operator actions.
+    mutating func setConfiguration(_ set: ConfigSet) -> JSONValue {
+        let before = self.configuration
+        for member in set.values.members {
+            _ = SimulatorConfiguration.field(named: member.key)?.write(&self.configuration, member.value)
+        }
+        guard before != self.configuration else { return [:] }
+        self.changes.config = true
+        self.changes.allDevices = true
+        self.changes.island = true
+        for id in self.apps.keys { self.changes.apps.insert(id) }
+        for id in self.activities.keys { self.changes.activities.insert(id) }
+        return [:]
+    }
+
+    /// `template.put`: validates (PR-8: no controls in compact or minimal slots) and compiles
+    /// the template, then re-renders the app's activities of that type.
+    mutating func putTemplate(_ put: TemplatePut) throws(APIError) -> JSONValue {
+        guard self.apps[put.app] != nil else {
+            throw APIError(.notFound, "no app \"\(put.app)\"", field: "/app")
+        }
+        let slot = PresentationSlot(rawValue: put.slot)?.slot ?? TemplateSlot(name: put.slot, allowsControls: true)
+        if !slot.allowsControls, containsControlMarkup(put.html) {
+            let message =
+                "PR-8: interactive controls are allowed only in expanded and lockScreen slots, not \(put.slot)"
+            throw APIError(.invalidArgument, message, field: "/html")
+        }
+        let compiled: any CompiledTemplate
+        do {
+            compiled = try self.renderer.compile(put.html, slot: slot)
+        } catch {
+            throw APIError(.invalidArgument, error.message, field: "/html")
+        }
+        self.templates[TemplateKey(app: put.app, target: put.target, slot: put.slot)] = StoredTemplate(
+            source: put.html, compiled: compiled)
+        let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil
+        for id in self.apps[put.app]?.activities ?? [] where self.activities[id]?.attributesType == type {
+            self.changes.touchActivity(id, render: true)
+        }
+        return [:]
+    }
+}

@@ -1,0 +1,156 @@
+internal import HashTreeCollections
+
+/// The simulation engine: the pure, deterministic model of what an iPhone shows.
+///
+/// A value type. The server owns one on its loop thread and calls ``apply(_:at:)`` for command
+/// batches and ``advance(to:)`` when the next deadline is due. Each accepted batch or clock step
+/// is one revision: the engine returns the RFC 6902 operations of that revision, computed only
+/// for the subtrees it touched, already encoded once for fan-out. Nothing here reads a clock,
+/// the environment or a file: the same commands at the same instants give the same bytes.
+///
+/// Instants passed in are **wall** instants (what the caller's ``TimeSource`` reads); the
+/// engine maps them through its ``SimulationClock`` to simulated instants, which are what every
+/// rule, date and deadline in the document uses.
+public struct Engine: Sendable {
+    public internal(set) var configuration: SimulatorConfiguration
+    let renderer: any PresentationRenderer
+    /// How simulated time relates to wall time (`/clock`).
+    public internal(set) var clock: SimulationClock
+    /// The simulated instant of the latest revision (`/clock/now`).
+    public internal(set) var now: Instant
+    /// The latest revision number; 0 before the first revision.
+    public internal(set) var rev: UInt64 = 0
+
+    var devices: TreeDictionary<String, Device> = [:]
+    var apps: TreeDictionary<String, App> = [:]
+    var activities: TreeDictionary<String, Activity> = [:]
+    var templates: TreeDictionary<TemplateKey, StoredTemplate> = [:]
+    var tokens: TreeDictionary<String, TokenOwner> = [:]
+    var index = PresentationIndex()
+    var scheduler = DeadlineScheduler()
+    var counters = Counters()
+    /// LA-4: pending, active and stale activities of every app.
+    var ongoingCount = 0
+    var document = StateDocument()
+    /// Scene parts shared by every device, derived from `index`.
+    var sceneBase = SceneBase()
+    /// What the revision in progress touched; empty between revisions.
+    var changes = ChangeSet()
+
+    /// Builds an empty simulation whose document exists at revision 0.
+    /// - Parameters:
+    ///   - configuration: the simulator's numbers (shown under `/config`).
+    ///   - renderer: turns activity content into HTML fragments (`IsletRender` provides one).
+    ///   - wall: the caller's current wall instant.
+    ///   - clock: the clock to start with; by default a wall clock anchored at `wall`.
+    public init(
+        configuration: SimulatorConfiguration = SimulatorConfiguration(), renderer: any PresentationRenderer,
+        at wall: Instant, clock: SimulationClock? = nil
+    ) {
+        self.configuration = configuration
+        self.renderer = renderer
+        self.clock = clock ?? .wall(at: wall)
+        self.now = self.clock.simulated(atWall: wall)
+        self.writeInitialDocument()
+    }
+
+    /// The earliest simulated instant at which the state will change by itself, if any.
+    public var nextDeadline: Instant? { self.scheduler.earliest?.at }
+
+    /// The wall instant at which ``advance(to:)`` should next be called, so the server can arm
+    /// one timer; `nil` when nothing is scheduled or a paused virtual clock never gets there.
+    public var nextWakeUp: Instant? {
+        self.nextDeadline.flatMap { self.clock.wall(forSimulated: $0) }
+    }
+
+    /// The simulated instant that wall instant `wall` maps to; never before ``now``.
+    public func simulatedInstant(atWall wall: Instant) -> Instant {
+        max(self.now, self.clock.simulated(atWall: wall))
+    }
+
+    /// The value at `pointer` in the state document, or `nil` when nothing is there.
+    /// - Complexity: O(log n) for anything inside one entity; a whole collection costs
+    ///   O(k log k) and the root O(size of the document).
+    public func value(at pointer: JSONPointer) -> JSONValue? {
+        self.document.value(at: pointer)
+    }
+
+    /// The whole state document as one value.
+    /// - Complexity: O(size of the document).
+    public var documentValue: JSONValue { self.document.value }
+
+    /// The canonical bytes of the whole document.
+    /// - Complexity: O(size of the document).
+    public var documentBytes: [UInt8] { self.document.encoded }
+
+    /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
+    /// - Complexity: O(size of the document).
+    public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
+        try self.document.write(chunkSize: chunkSize, to: sink)
+    }
+
+    /// Resolves an APNs device token (hex, any case) for the APNs-style ingress: an app's
+    /// push-to-start token or an activity's push token.
+    /// - Complexity: O(log n).
+    public func resolve(token: String) -> TokenResolution? {
+        switch self.tokens[token.lowercased()] {
+        case .pushToStart(let app)?:
+            return TokenResolution(app: app, activity: nil, activityState: nil)
+        case .activity(let id)?:
+            guard let activity = self.activities[id] else { return nil }
+            return TokenResolution(app: activity.app, activity: id, activityState: activity.phase.rawValue)
+        case nil:
+            return nil
+        }
+    }
+}
+
+/// What a push token names (for the APNs-style ingress).
+public struct TokenResolution: Sendable, Hashable {
+    /// The bundle id the token belongs to (checked against `apns-topic`, AP-2).
+    public var app: String
+    /// The activity of an update token; `nil` for a push-to-start token.
+    public var activity: String?
+    /// The activity's `activityState`; `"dismissed"` means 410 `Unregistered` (AP-4).
+    public var activityState: String?
+
+    public init(app: String, activity: String?, activityState: String?) {
+        self.app = app
+        self.activity = activity
+        self.activityState = activityState
+    }
+
+    public var isPushToStart: Bool { self.activity == nil }
+    public var isDismissed: Bool { self.activityState == "dismissed" }
+}
+
+/// Who a token belongs to.
+enum TokenOwner: Sendable, Hashable {
+    case pushToStart(app: String)
+    case activity(id: String)
+}
+
+/// Deterministic counters: generated ids, tokens and start order come from here, never from
+/// randomness, so replay generates the same ones.
+struct Counters: Sendable, Hashable {
+    var activityNumber: UInt64 = 0
+    var tokenNumber: UInt64 = 0
+    var startOrder: UInt64 = 0
+}
+
+/// Where a template is stored: app, target (`activity:<type>`, `widget:<kind>`) and slot.
+struct TemplateKey: Sendable, Hashable, Comparable {
+    var app: String
+    var target: String
+    var slot: String
+
+    static func < (lhs: TemplateKey, rhs: TemplateKey) -> Bool {
+        (lhs.app, lhs.target, lhs.slot) < (rhs.app, rhs.target, rhs.slot)
+    }
+}
+
+/// A template's source (kept for snapshots) and its compiled form (from the renderer).
+struct StoredTemplate: Sendable {
+    var source: String
+    var compiled: any CompiledTemplate
+}

@@ -1,0 +1,152 @@
+internal import HashTreeCollections
+
+/// One accepted batch or clock step: its number, instant, patch and command results.
+public struct Revision: Sendable, Hashable {
+    public var rev: UInt64
+    /// The simulated instant of the revision (the document's `/clock/now` after it).
+    public var at: Instant
+    /// The RFC 6902 operations that turn the previous document into this one. Paths are
+    /// absolute and never above `/<collection>/<id>`; `/clock/now` is always among them.
+    public var ops: [PatchOperation]
+    /// One result per command of the batch (API.md); empty for a clock step.
+    public var results: [JSONValue]
+    /// How many scheduled transitions (deadlines) the revision applied.
+    public var transitions: Int
+    /// The canonical encoding of `ops` (a JSON array), computed once for fan-out.
+    public var encodedOps: [UInt8]
+}
+
+/// What the revision in progress touched, so that only those subtrees are rebuilt and diffed.
+struct ChangeSet: Sendable {
+    var activities: Set<String> = []
+    /// Activities whose fragments must be rendered again before their JSON is rebuilt.
+    var renders: Set<String> = []
+    var apps: Set<String> = []
+    /// How many delivery records each app appended in this revision (their ops are known
+    /// without comparing the logs).
+    var appendedDeliveries: [String: Int] = [:]
+    var devices: Set<String> = []
+    /// Every device's scene must be rebuilt (the shared island or Lock Screen changed).
+    var allDevices = false
+    var lockScreen = false
+    /// The Lock Screen moves of this revision, in order; `nil` once there are too many to be
+    /// worth replaying (the scenes then compare the lists instead).
+    var lockScreenMoves: [PresentationIndex.LockScreenMove]? = []
+    /// The Lock Screen list's operations relative to `…/scene/lockScreen/activities`, when the
+    /// moves were replayed; shared by every device's scene.
+    var lockScreenOps: [PatchOperation]?
+    var island = false
+    var config = false
+    var clockSettings = false
+    var transitions = 0
+
+    mutating func touchActivity(_ id: String, render: Bool) {
+        self.activities.insert(id)
+        if render { self.renders.insert(id) }
+    }
+}
+
+extension Engine {
+    /// Applies a batch of command objects atomically: all of them, or none and an error.
+    ///
+    /// Deadlines due at or before the batch's instant are applied first, each at its own
+    /// instant, in the same revision. One revision results, with one result per command.
+    /// - Parameters:
+    ///   - commands: the command objects (`{"type": …}`), as in `{"commands": [...]}`.
+    ///   - wall: the caller's wall instant for the batch.
+    /// - Throws: the first invalid command's error, its `field` under `/commands/<i>`; the
+    ///   engine is then unchanged.
+    /// - Complexity: O(log n) per entity each command touches, plus the size of the changed
+    ///   subtrees; never O(n) in the number of entities.
+    public mutating func apply(_ commands: [JSONValue], at wall: Instant) throws(APIError) -> Revision {
+        var decoded: [Command] = []
+        decoded.reserveCapacity(commands.count)
+        for (index, json) in commands.enumerated() {
+            do throws(APIError) {
+                decoded.append(try Command(json: json))
+            } catch {
+                throw error.nested(under: JSONPointer(tokens: ["commands", String(index)]))
+            }
+        }
+        return try self.apply(decoded, at: wall)
+    }
+
+    /// Applies a batch of decoded commands atomically (see ``apply(_:at:)-JSONValue``).
+    public mutating func apply(_ commands: [Command], at wall: Instant) throws(APIError) -> Revision {
+        guard !commands.isEmpty else {
+            throw APIError(.invalidArgument, "a batch needs at least one command", field: "/commands")
+        }
+        var trial = self
+        let results = try trial.run(commands, at: wall)
+        let revision = trial.finishRevision(results: results)
+        // `consume` ends the trial's lifetime so the committed state owns its buffers uniquely
+        // and settling the scheduler does not copy the heap.
+        self = consume trial
+        self.settleScheduler()
+        return revision
+    }
+
+    /// Applies every deadline due at or before the simulated instant of `wall`, each at its own
+    /// instant, as one revision.
+    /// - Returns: the revision, or `nil` when nothing changed (the document stays as it was).
+    /// - Complexity: O(k log n) for k transitions; never proportional to the time elapsed.
+    public mutating func advance(to wall: Instant) -> Revision? {
+        let target = self.simulatedInstant(atWall: wall)
+        guard let next = self.nextDeadline, next <= target else { return nil }
+        let start = self.now
+        self.runDeadlines(upTo: target)
+        guard self.changes.transitions > 0 else {
+            self.now = start
+            self.settleScheduler()
+            return nil
+        }
+        let revision = self.finishRevision(results: [])
+        self.settleScheduler()
+        return revision
+    }
+
+    /// Convenience for tools and tests: ``advance(to:)`` at the time source's instant.
+    public mutating func advance(using source: some TimeSource) -> Revision? {
+        self.advance(to: source.now)
+    }
+
+    private mutating func run(_ commands: [Command], at wall: Instant) throws(APIError) -> [JSONValue] {
+        let target = self.simulatedInstant(atWall: wall)
+        self.runDeadlines(upTo: target)
+        self.now = target
+        var results: [JSONValue] = []
+        results.reserveCapacity(commands.count)
+        for (index, command) in commands.enumerated() {
+            do throws(APIError) {
+                results.append(try self.execute(command, wall: wall))
+            } catch {
+                throw error.nested(under: JSONPointer(tokens: ["commands", String(index)]))
+            }
+        }
+        return results
+    }
+
+    /// Pops and applies due deadlines in `(instant, sequence)` order; each sets `now` to its
+    /// own instant first. Returns how many were live.
+    @discardableResult
+    mutating func runDeadlines(upTo target: Instant) -> Int {
+        var applied = 0
+        while let deadline = self.scheduler.popDue(atOrBefore: target) {
+            guard self.isLive(deadline) else { continue }
+            self.now = max(self.now, deadline.at)
+            self.fire(deadline)
+            applied += 1
+        }
+        self.changes.transitions += applied
+        return applied
+    }
+
+    /// Merges staged deadlines, drops cancelled ones from the head and compacts if needed.
+    mutating func settleScheduler() {
+        var scheduler = self.scheduler
+        self.scheduler = DeadlineScheduler()  // so `scheduler` owns the heap uniquely
+        scheduler.dropCancelledHead { !self.isLive($0) }
+        scheduler.compactIfGrown { self.isLive($0) }
+        self.scheduler = scheduler
+    }
+}

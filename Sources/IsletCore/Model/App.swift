@@ -1,0 +1,64 @@
+internal import HashTreeCollections
+
+/// An app that can start Live Activities: identity, switches, budgets and delivery log.
+struct App: Sendable, Hashable {
+    /// The app's colors (CSS color strings), used by the Lock Screen and the keyline (PR-9).
+    struct Identity: Sendable, Hashable {
+        var tint: String?
+        var background: String?
+        var foreground: String?
+        var keyline: String?
+    }
+
+    var id: String
+    var name: String
+    var identity = Identity()
+    var liveActivitiesEnabled = true
+    var frequentUpdates = false
+    var foreground = false
+    var pushToStartToken: String
+    var pushBudget = Budget()
+    var pushToStartBudget = Budget()
+    /// The last `deliveriesKept` delivery records (JSON objects), newest last.
+    var deliveries: [JSONValue] = []
+    /// Priority-10 pushes over budget, applied when the budget returns (LA-11), oldest first.
+    var throttled: [PendingDelivery] = []
+    /// Priority-5 pushes waiting for their delivery instant (LA-11).
+    var deferred: [PendingDelivery] = []
+    /// Every activity of this app still in the document.
+    var activities: TreeSet<String> = []
+    /// How many of them are pending, active or stale (LA-4).
+    var ongoingCount = 0
+
+    init(id: String, pushToStartToken: String) {
+        self.id = id
+        self.name = id
+        self.pushToStartToken = pushToStartToken
+    }
+
+    func budget(_ kind: BudgetKind) -> Budget {
+        kind == .push ? self.pushBudget : self.pushToStartBudget
+    }
+
+    mutating func modifyBudget(_ kind: BudgetKind, _ body: (inout Budget) -> Void) {
+        if kind == .push { body(&self.pushBudget) } else { body(&self.pushToStartBudget) }
+    }
+}
+
+/// A fixed-window budget: the window opens at the first charge and lasts `budgetWindowSeconds`;
+/// when it closes (a deadline), `used` returns to 0 and throttled deliveries are retried.
+struct Budget: Sendable, Hashable {
+    var windowStart: Instant?
+    var used = 0
+    /// The sequence of the window-reset deadline.
+    var resetDeadline: UInt64?
+}
+
+/// A push delivery the engine holds for later: throttled (LA-11) or low priority with a delay.
+struct PendingDelivery: Sendable, Hashable {
+    /// The command object as received (re-read when it is delivered).
+    var command: JSONValue
+    var receivedAt: Instant
+    /// For deferred deliveries, the sequence of their deadline; 0 for throttled ones.
+    var deadline: UInt64
+}

@@ -1,0 +1,80 @@
+/// A simulated iPhone: its model, its switches, and what its island and banner are doing.
+struct Device: Sendable, Hashable {
+    enum Appearance: String, Sendable, Hashable, CaseIterable {
+        case light, dark
+    }
+
+    var id: String
+    var model: DeviceModel
+    var appearance = Appearance.light
+    var locked = false
+    var standby = false
+    var nightMode = false
+    /// The island's current expansion (LA-10 alert or PR-4 press), with its collapse deadline.
+    var expansion: Expansion?
+    /// Activities whose alerts wait for the island (PR-4: one at a time).
+    var alertQueue = AlertQueue()
+    /// The current banner on a device without a Dynamic Island (LA-10).
+    var banner: Expansion?
+    /// Activities whose alerts wait for the banner.
+    var bannerQueue = AlertQueue()
+
+    init(id: String, model: DeviceModel) {
+        self.id = id
+        self.model = model
+    }
+
+    /// LA-14: Always-On (locked, in StandBy, Night Mode) allows no animations.
+    var isAlwaysOn: Bool { self.locked && self.standby && self.nightMode }
+}
+
+/// A temporary presentation: the expanded island or a banner, until a deadline.
+struct Expansion: Sendable, Hashable {
+    enum Reason: String, Sendable, Hashable {
+        case alert, press
+    }
+
+    var activity: String
+    var reason: Reason
+    var until: Instant
+    /// The sequence of the deadline that ends it.
+    var deadline: UInt64
+}
+
+/// A first-in-first-out queue of activity ids, each at most once.
+///
+/// A newer alert of an activity already waiting keeps its place: the alert content lives on
+/// the activity, so the queue only needs to know whose turn it is.
+struct AlertQueue: Sendable, Hashable {
+    private var items: [String] = []
+    private var head = 0
+    private var members: Set<String> = []
+
+    var isEmpty: Bool { self.head == self.items.count }
+
+    /// The waiting ids, first first.
+    var elements: ArraySlice<String> { self.items[self.head...] }
+
+    mutating func append(_ id: String) {
+        guard self.members.insert(id).inserted else { return }
+        self.items.append(id)
+    }
+
+    mutating func popFirst() -> String? {
+        guard self.head < self.items.count else { return nil }
+        let id = self.items[self.head]
+        self.head += 1
+        self.members.remove(id)
+        if self.head > 64, self.head * 2 > self.items.count {
+            self.items.removeFirst(self.head)
+            self.head = 0
+        }
+        return id
+    }
+
+    static func == (lhs: AlertQueue, rhs: AlertQueue) -> Bool { lhs.elements.elementsEqual(rhs.elements) }
+
+    func hash(into hasher: inout Hasher) {
+        for id in self.elements { hasher.combine(id) }
+    }
+}

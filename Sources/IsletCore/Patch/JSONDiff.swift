@@ -1,0 +1,141 @@
+/// Computing a small RFC 6902 patch between two values.
+///
+/// Objects are compared member by member (members are sorted, so one merge walk suffices);
+/// arrays are trimmed of their common prefix and suffix, then recognised as an insertion, a
+/// removal, a head-removal-plus-append (a rolling log such as `deliveries`), a single move, or
+/// else compared element by element (falling back to one `replace` of the whole array when most
+/// elements differ). Scalars that differ are replaced. Equal subtrees cost O(1) when they share
+/// storage, because Swift's array equality checks identity first.
+extension JSONPatch {
+    /// The operations that turn `old` into `new`, with paths under `path`.
+    /// - Complexity: O(size of the parts that differ, plus a walk over common prefixes).
+    public static func diff(from old: JSONValue, to new: JSONValue, at path: JSONPointer = .root) -> [PatchOperation] {
+        var operations: [PatchOperation] = []
+        self.diff(old, new, path, &operations)
+        return operations
+    }
+
+    /// Appends the operations that turn `old` into `new` to `operations`.
+    static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout [PatchOperation]) {
+        switch (old, new) {
+        case (.object(let a), .object(let b)):
+            if a != b { self.diffObjects(a, b, path, &operations) }
+        case (.array(let a), .array(let b)):
+            if a != b { self.diffArrays(a, b, path, &operations) }
+        default:
+            if old != new { operations.append(.replace(path, new)) }
+        }
+    }
+
+    private static func diffObjects(
+        _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout [PatchOperation]
+    ) {
+        var i = 0
+        var j = 0
+        let old = a.members
+        let new = b.members
+        while i < old.count || j < new.count {
+            if j == new.count || (i < old.count && old[i].key < new[j].key) {
+                operations.append(.remove(path.appending(old[i].key)))
+                i += 1
+            } else if i == old.count || new[j].key < old[i].key {
+                operations.append(.add(path.appending(new[j].key), new[j].value))
+                j += 1
+            } else {
+                // Compare first: equal members (often the same storage) cost no pointer building.
+                if old[i].value != new[j].value {
+                    self.diff(old[i].value, new[j].value, path.appending(old[i].key), &operations)
+                }
+                i += 1
+                j += 1
+            }
+        }
+    }
+
+    private static func diffArrays(
+        _ old: [JSONValue], _ new: [JSONValue], _ path: JSONPointer, _ operations: inout [PatchOperation]
+    ) {
+        var prefix = 0
+        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix, suffix < new.count - prefix,
+            old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        let oldMiddle = old[prefix..<(old.count - suffix)]
+        let newMiddle = new[prefix..<(new.count - suffix)]
+        if oldMiddle.isEmpty {
+            for (offset, value) in newMiddle.enumerated() {
+                operations.append(.add(path.appending(prefix + offset), value))
+            }
+        } else if newMiddle.isEmpty {
+            for index in oldMiddle.indices.reversed() { operations.append(.remove(path.appending(index))) }
+        } else if !self.diffMoved(oldMiddle, newMiddle, prefix: prefix, path, &operations),
+            !self.diffShifted(old, new, prefix: prefix, path, &operations)
+        {
+            self.diffElementwise(oldMiddle, newMiddle, whole: new, prefix: prefix, path, &operations)
+        }
+    }
+
+    /// A rolling log: `k` elements left the head and others were appended at the tail.
+    private static func diffShifted(
+        _ old: [JSONValue], _ new: [JSONValue], prefix: Int, _ path: JSONPointer, _ operations: inout [PatchOperation]
+    ) -> Bool {
+        for removed in 1...min(8, old.count - prefix) {
+            let kept = old.count - prefix - removed
+            guard kept > 0, kept <= new.count - prefix,
+                old[(prefix + removed)...].elementsEqual(new[prefix..<(prefix + kept)])
+            else { continue }
+            for _ in 0..<removed { operations.append(.remove(path.appending(prefix))) }
+            for index in (prefix + kept)..<new.count { operations.append(.add(path.appending(index), new[index])) }
+            return true
+        }
+        return false
+    }
+
+    /// One element moved: to a later place (`old` starts with it) or an earlier one.
+    private static func diffMoved(
+        _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, prefix: Int, _ path: JSONPointer,
+        _ operations: inout [PatchOperation]
+    ) -> Bool {
+        guard old.count == new.count, old.count > 2 else { return false }
+        let last = prefix + old.count - 1
+        if old.dropFirst().elementsEqual(new.dropLast()) {
+            operations.append(.remove(path.appending(prefix)))
+            operations.append(.add(path.appending(last), new[last]))
+            return true
+        }
+        if old.dropLast().elementsEqual(new.dropFirst()) {
+            operations.append(.remove(path.appending(last)))
+            operations.append(.add(path.appending(prefix), new[prefix]))
+            return true
+        }
+        return false
+    }
+
+    private static func diffElementwise(
+        _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, whole: [JSONValue], prefix: Int,
+        _ path: JSONPointer, _ operations: inout [PatchOperation]
+    ) {
+        let common = min(old.count, new.count)
+        var changed = 0
+        for offset in 0..<common where old[prefix + offset] != new[prefix + offset] { changed += 1 }
+        if changed > max(4, common / 2) {
+            operations.append(.replace(path, .array(whole)))
+            return
+        }
+        for offset in 0..<common where old[prefix + offset] != new[prefix + offset] {
+            self.diff(old[prefix + offset], new[prefix + offset], path.appending(prefix + offset), &operations)
+        }
+        if old.count > common {
+            for index in ((prefix + common)..<(prefix + old.count)).reversed() {
+                operations.append(.remove(path.appending(index)))
+            }
+        } else {
+            for index in (prefix + common)..<(prefix + new.count) {
+                operations.append(.add(path.appending(index), new[index]))
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+/// One RFC 6902 operation: what a revision's patch is made of.
+///
+/// The engine emits only `add`, `remove` and `replace`; `move`, `copy` and `test` exist so that
+/// ``JSONPatch/apply(_:to:)`` implements the whole RFC (clients and tests use it).
+public struct PatchOperation: Sendable, Hashable, CustomStringConvertible {
+    /// The six operations of RFC 6902.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case add, remove, replace, move, copy, test
+    }
+
+    public var kind: Kind
+    public var path: JSONPointer
+    /// The source of `move` and `copy`; `nil` for the others.
+    public var from: JSONPointer?
+    /// The value of `add`, `replace` and `test`; `nil` for the others.
+    public var value: JSONValue?
+
+    public init(kind: Kind, path: JSONPointer, from: JSONPointer? = nil, value: JSONValue? = nil) {
+        self.kind = kind
+        self.path = path
+        self.from = from
+        self.value = value
+    }
+
+    public static func add(_ path: JSONPointer, _ value: JSONValue) -> PatchOperation {
+        PatchOperation(kind: .add, path: path, value: value)
+    }
+
+    public static func remove(_ path: JSONPointer) -> PatchOperation {
+        PatchOperation(kind: .remove, path: path)
+    }
+
+    public static func replace(_ path: JSONPointer, _ value: JSONValue) -> PatchOperation {
+        PatchOperation(kind: .replace, path: path, value: value)
+    }
+
+    /// Reads one operation object.
+    /// - Throws: `invalid_argument` for an unknown `op`, a missing or malformed `path`, `from` or
+    ///   `value`.
+    public init(json: JSONValue) throws(APIError) {
+        guard case .object(let object) = json else {
+            throw APIError(.invalidArgument, "a patch operation must be an object")
+        }
+        guard let name = object["op"]?.stringValue, let kind = Kind(rawValue: name) else {
+            throw APIError(.invalidArgument, "unknown or missing \"op\"", field: "/op")
+        }
+        guard let pathText = object["path"]?.stringValue else {
+            throw APIError(.invalidArgument, "\"path\" must be a string", field: "/path")
+        }
+        self.kind = kind
+        self.path = try JSONPointer(parsing: pathText)
+        switch kind {
+        case .move, .copy:
+            guard let fromText = object["from"]?.stringValue else {
+                throw APIError(.invalidArgument, "\"\(name)\" needs a string \"from\"", field: "/from")
+            }
+            self.from = try JSONPointer(parsing: fromText)
+        case .add, .replace, .test:
+            guard let value = object["value"] else {
+                throw APIError(.invalidArgument, "\"\(name)\" needs a \"value\"", field: "/value")
+            }
+            self.value = value
+        case .remove:
+            break
+        }
+    }
+
+    /// The operation as a JSON object (`{"op", "path", "from"?, "value"?}`).
+    public var json: JSONValue {
+        var object: JSONObject = ["op": .string(self.kind.rawValue), "path": .string(self.path.description)]
+        if let from = self.from { object["from"] = .string(from.description) }
+        if let value = self.value { object["value"] = value }
+        return .object(object)
+    }
+
+    /// Writes the canonical encoding (members in key order: from, op, path, value) without
+    /// building an intermediate object.
+    public func write(to writer: inout JSONWriter) {
+        writer.writeRaw("{")
+        if let from = self.from {
+            writer.writeRaw("\"from\":")
+            writer.write(string: from.description)
+            writer.writeRaw(",")
+        }
+        writer.writeRaw("\"op\":\"")
+        writer.writeRaw(self.kind.rawValue)
+        writer.writeRaw("\",\"path\":")
+        writer.write(string: self.path.description)
+        if let value = self.value {
+            writer.writeRaw(",\"value\":")
+            writer.write(value)
+        }
+        writer.writeRaw("}")
+    }
+
+    public var description: String {
+        var writer = JSONWriter()
+        self.write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+extension [PatchOperation] {
+    /// The canonical encoding of a whole patch (a JSON array of operations).
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 64 + self.count * 96)
+        writer.writeRaw("[")
+        for (index, operation) in self.enumerated() {
+            if index > 0 { writer.writeRaw(",") }
+            operation.write(to: &writer)
+        }
+        writer.writeRaw("]")
+        return writer.bytes
+    }
+}

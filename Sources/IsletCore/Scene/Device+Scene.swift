@@ -1,0 +1,119 @@
+internal import HashTreeCollections
+
+/// The scene resolver: what one device shows right now (API.md `scene`), from the shared
+/// island pick and Lock Screen order plus the device's own geometry, switches and expansion.
+extension Engine {
+    /// The device object of the document, scene included.
+    func deviceJSON(_ device: Device) -> JSONValue {
+        let model = device.model
+        let object: JSONObject = [
+            "id": .string(device.id),
+            "model": .string(model.id),
+            "screen": ["width": .number(model.screenWidth), "height": .number(model.screenHeight)],
+            "dynamicIsland": .bool(model.hasDynamicIsland),
+            "geometry": model.geometryJSON,
+            "appearance": .string(device.appearance.rawValue),
+            "locked": .bool(device.locked),
+            "standby": .bool(device.standby),
+            "nightMode": .bool(device.nightMode),
+            "scene": self.sceneJSON(device),
+        ]
+        return .object(object)
+    }
+
+    func sceneJSON(_ device: Device) -> JSONValue {
+        let pick = self.sceneBase.island
+        let background = device.appearance == .dark ? "#000000" : "#FFFFFF"
+        let object: JSONObject = [
+            "island": self.islandJSON(device, pick),
+            "banner": device.banner.map { ["activity": .string($0.activity), "until": .string($0.until.rfc3339)] }
+                ?? .null,
+            "lockScreen": [
+                "activities": self.sceneBase.lockScreen, "widgets": [], "defaultBackground": .string(background),
+            ],
+            "standby": self.standbyJSON(device, pick),
+            "home": ["stacks": [], "widgets": []],
+            // PR-8: controls in expanded and Lock Screen slots work only when unlocked.
+            "interactive": .bool(!device.locked),
+            // LA-14: custom animations up to maxAnimationSeconds, none in Always-On.
+            "animations": [
+                "enabled": .bool(!device.isAlwaysOn), "maxSeconds": .number(self.configuration.maxAnimationSeconds),
+            ],
+        ]
+        return .object(object)
+    }
+
+    private func islandJSON(_ device: Device, _ pick: IslandPick) -> JSONValue {
+        let model = device.model
+        guard model.hasDynamicIsland, let islandWidth = model.islandWidth, let expandedWidth = model.expandedWidth
+        else {
+            return [
+                "background": "#000000", "compact": .null, "cornerRadius": .number(DeviceModel.cornerRadius),
+                "expanded": .null, "height": 0, "keyline": .null, "minimal": [], "mode": "none", "width": 0,
+            ]
+        }
+        var island = self.collapsedIsland(pick, islandWidth: islandWidth)
+        var expanded = JSONValue.null
+        var shownActivity = pick.primary?.id
+        if let expansion = device.expansion {
+            island.mode = "expanded"
+            island.width = expandedWidth
+            island.height =
+                self.activities[expansion.activity].map { self.layout(of: $0).expanded.height } ?? island.height
+            expanded = [
+                "activity": .string(expansion.activity), "reason": .string(expansion.reason.rawValue),
+                "until": .string(expansion.until.rfc3339),
+            ]
+            shownActivity = expansion.activity
+        }
+        // PR-9: the island is black and opaque; the keyline tint applies in Dark Mode.
+        let keyline = shownActivity.flatMap { self.activities[$0] }.flatMap { self.apps[$0.app]?.identity.keyline }
+        let object: JSONObject = [
+            "background": "#000000", "compact": island.compact, "cornerRadius": .number(DeviceModel.cornerRadius),
+            "expanded": expanded, "height": .number(island.height),
+            "keyline": device.appearance == .dark ? keyline.map(JSONValue.string) ?? .null : .null,
+            "minimal": .array(island.minimal), "mode": .string(island.mode), "width": .number(island.width),
+        ]
+        return .object(object)
+    }
+
+    /// What a Dynamic Island shows when not expanded (PR-2, PR-3): nothing (the camera
+    /// cutout), compact, or two minimal views.
+    private func collapsedIsland(_ pick: IslandPick, islandWidth: Double) -> CollapsedIsland {
+        var island = CollapsedIsland()
+        guard let primary = pick.primary else { return island }
+        island.width = islandWidth
+        if let secondary = pick.secondary {
+            island.mode = "minimal"
+            let minimalWidth = JSONValue.number(self.configuration.clampedMinimalWidth)
+            island.minimal = [
+                ["activity": .string(primary.id), "attached": true, "width": minimalWidth],
+                ["activity": .string(secondary.id), "attached": false, "width": minimalWidth],
+            ]
+        } else {
+            island.mode = "compact"
+            island.compact = ["activity": .string(primary.id)]
+        }
+        return island
+    }
+
+    /// PR-7: StandBy shows the top island activity's Lock Screen presentation at 2×; Night Mode
+    /// turns it red.
+    private func standbyJSON(_ device: Device, _ pick: IslandPick) -> JSONValue {
+        guard device.standby, let top = pick.primary else { return .null }
+        let scaled = self.activities[top.id].map { self.layout(of: $0).lockScreen.height * 2 } ?? 0
+        return [
+            "activity": .string(top.id), "scale": 2, "night": .bool(device.nightMode),
+            "tint": device.nightMode ? "red" : .null, "height": .number(scaled), "extendsBackground": true,
+        ]
+    }
+}
+
+/// The island's mode and size before any expansion.
+private struct CollapsedIsland {
+    var mode = "none"
+    var width = DeviceModel.cameraGap
+    var height = DeviceModel.islandHeight
+    var compact = JSONValue.null
+    var minimal: [JSONValue] = []
+}

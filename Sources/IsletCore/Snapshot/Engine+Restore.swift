@@ -1,0 +1,140 @@
+internal import HashTreeCollections
+
+/// Rebuilding an engine from a snapshot.
+extension Engine {
+    /// Restores an engine from ``snapshot()`` output. Templates are compiled again with
+    /// `renderer` and the document is rebuilt from the model.
+    /// - Throws: `invalid_argument` naming the malformed member.
+    /// - Complexity: O(n log n) in the number of entities, plus rendering every activity.
+    public init(snapshot: JSONValue, renderer: any PresentationRenderer) throws(APIError) {
+        let root = try SnapshotReader(snapshot, at: .root)
+        guard try root.string("format") == Self.snapshotFormat else { throw root.fail("format") }
+        let clock = try root.nested("clock")
+        guard let mode = SimulationClock.Mode(rawValue: try clock.string("mode")) else { throw clock.fail("mode") }
+        let configuration: SimulatorConfiguration
+        do {
+            configuration = try SimulatorConfiguration(json: try root.value("configuration"))
+        } catch {
+            throw error.nested(under: "/configuration")
+        }
+        self.init(configuration: configuration, renderer: renderer, at: try root.instant("now"))
+        self.clock = SimulationClock(
+            mode: mode, rate: try clock.double("rate"), anchorWall: try clock.instant("anchorWall"),
+            anchorSimulated: try clock.instant("anchorSimulated"))
+        self.rev = try root.count("rev")
+        let counters = try root.nested("counters")
+        self.counters = Counters(
+            activityNumber: try counters.count("activityNumber"), tokenNumber: try counters.count("tokenNumber"),
+            startOrder: try counters.count("startOrder"))
+        for device in try root.array("devices", restoreDevice) { self.devices[device.id] = device }
+        for app in try root.array("apps", restoreApp) {
+            self.apps[app.id] = app
+            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
+        }
+        for activity in try root.array("activities", restoreActivity) { try self.restore(activity) }
+        try self.restoreTemplates(root)
+        let deadlines = try root.array("deadlines", restoreDeadline)
+        self.scheduler = DeadlineScheduler(deadlines: deadlines, nextSequence: try counters.count("nextSequence"))
+        self.rebuildDocument()
+    }
+
+    private mutating func restore(_ activity: Activity) throws(APIError) {
+        guard self.apps[activity.app] != nil else {
+            throw APIError(.invalidArgument, "snapshot: activity \(activity.id) names a missing app")
+        }
+        self.activities[activity.id] = activity
+        self.apps[activity.app]?.activities.insert(activity.id)
+        if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
+        _ = self.index.update(from: .init(nil), to: .init(activity))
+        if activity.isOngoing {
+            self.ongoingCount += 1
+            self.apps[activity.app]?.ongoingCount += 1
+        }
+    }
+
+    private mutating func restoreTemplates(_ root: SnapshotReader) throws(APIError) {
+        let entries = try root.array("templates") { reader throws(APIError) in
+            (
+                TemplateKey(
+                    app: try reader.string("app"), target: try reader.string("target"), slot: try reader.string("slot")),
+                try reader.string("source")
+            )
+        }
+        for (key, source) in entries {
+            let slot = PresentationSlot(rawValue: key.slot)?.slot ?? TemplateSlot(name: key.slot, allowsControls: true)
+            self.templates[key] = StoredTemplate(
+                source: source, compiled: try self.renderer.compile(source, slot: slot))
+        }
+    }
+
+    /// Writes every entity into the document (no operations: this is revision `rev` itself).
+    private mutating func rebuildDocument() {
+        for id in self.activities.keys.sorted() {
+            let rendered = self.render(self.activities[id]!)
+            self.activities[id]?.render = rendered
+            self.activities[id]?.renderedFragments = Self.fragmentsJSON(rendered)
+        }
+        self.sceneBase.island = self.islandPick()
+        self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
+        for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
+        for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
+        for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
+        self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
+        self.document[.clock, "rate"] = .number(self.clock.rate)
+    }
+}
+
+private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device {
+    guard let model = DeviceModel.named(try reader.string("model")) else { throw reader.fail("model") }
+    var device = Device(id: try reader.string("id"), model: model)
+    guard let appearance = Device.Appearance(rawValue: try reader.string("appearance")) else {
+        throw reader.fail("appearance")
+    }
+    device.appearance = appearance
+    device.locked = try reader.bool("locked")
+    device.standby = try reader.bool("standby")
+    device.nightMode = try reader.bool("nightMode")
+    device.expansion = try reader.optionalNested("expansion").map(restoreExpansion)
+    device.banner = try reader.optionalNested("banner").map(restoreExpansion)
+    for id in try reader.strings("alertQueue") { device.alertQueue.append(id) }
+    for id in try reader.strings("bannerQueue") { device.bannerQueue.append(id) }
+    return device
+}
+
+private func restoreExpansion(_ reader: SnapshotReader) throws(APIError) -> Expansion {
+    guard let reason = Expansion.Reason(rawValue: try reader.string("reason")) else { throw reader.fail("reason") }
+    return Expansion(
+        activity: try reader.string("activity"), reason: reason, until: try reader.instant("until"),
+        deadline: try reader.count("deadline"))
+}
+
+private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
+    var app = App(id: try reader.string("id"), pushToStartToken: try reader.string("pushToStartToken"))
+    app.name = try reader.string("name")
+    let identity = try reader.nested("identity")
+    app.identity = App.Identity(
+        tint: try identity.optionalString("tint"), background: try identity.optionalString("background"),
+        foreground: try identity.optionalString("foreground"), keyline: try identity.optionalString("keyline"))
+    app.liveActivitiesEnabled = try reader.bool("liveActivitiesEnabled")
+    app.frequentUpdates = try reader.bool("frequentUpdates")
+    app.foreground = try reader.bool("foreground")
+    app.pushBudget = try restoreBudget(try reader.nested("pushBudget"))
+    app.pushToStartBudget = try restoreBudget(try reader.nested("pushToStartBudget"))
+    guard let deliveries = try reader.value("deliveries").arrayValue else { throw reader.fail("deliveries") }
+    app.deliveries = deliveries
+    app.throttled = try reader.array("throttled", restorePending)
+    app.deferred = try reader.array("deferred", restorePending)
+    return app
+}
+
+private func restoreBudget(_ reader: SnapshotReader) throws(APIError) -> Budget {
+    Budget(
+        windowStart: try reader.optionalInstant("windowStart"), used: Int(try reader.count("used")),
+        resetDeadline: try reader.optionalCount("resetDeadline"))
+}
+
+private func restorePending(_ reader: SnapshotReader) throws(APIError) -> PendingDelivery {
+    PendingDelivery(
+        command: try reader.value("command"), receivedAt: try reader.instant("receivedAt"),
+        deadline: try reader.count("deadline"))
+}

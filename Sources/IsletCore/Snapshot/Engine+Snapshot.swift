@@ -1,0 +1,138 @@
+internal import HashTreeCollections
+
+/// The engine's state as one canonical JSON value, for the durable store and forecasts.
+///
+/// A snapshot holds the model, not the document: restoring rebuilds the document (renders
+/// included) from the model with the same pure code, so a restored engine produces the same
+/// document and the same later revisions. Collections are sorted by id and deadlines by
+/// `(at, sequence)`; only live deadlines are kept, with their original sequences, so equal
+/// instants still fire in the original order.
+extension Engine {
+    /// The snapshot format written by this version.
+    public static let snapshotFormat = "islet.engine.v1"
+
+    /// The whole engine state.
+    /// - Complexity: O(n log n) in the number of entities.
+    public func snapshot() -> JSONValue {
+        let object: JSONObject = [
+            "format": .string(Self.snapshotFormat),
+            "rev": .number(Double(self.rev)),
+            "now": .string(self.now.rfc3339),
+            "clock": [
+                "mode": .string(self.clock.mode.rawValue), "rate": .number(self.clock.rate),
+                "anchorWall": .string(self.clock.anchorWall.rfc3339),
+                "anchorSimulated": .string(self.clock.anchorSimulated.rfc3339),
+            ],
+            "configuration": self.configuration.json,
+            "counters": [
+                "activityNumber": number(self.counters.activityNumber),
+                "tokenNumber": number(self.counters.tokenNumber), "startOrder": number(self.counters.startOrder),
+                "nextSequence": number(self.scheduler.nextSequence),
+            ],
+            "devices": .array(self.devices.keys.sorted().map { snapshotJSON(self.devices[$0]!) }),
+            "apps": .array(self.apps.keys.sorted().map { snapshotJSON(self.apps[$0]!) }),
+            "activities": .array(self.activities.keys.sorted().map { snapshotJSON(self.activities[$0]!) }),
+            "templates": .array(
+                self.templates.keys.sorted().map { key in
+                    [
+                        "app": .string(key.app), "target": .string(key.target), "slot": .string(key.slot),
+                        "source": .string(self.templates[key]!.source),
+                    ]
+                }),
+            "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(snapshotJSON)),
+        ]
+        return .object(object)
+    }
+
+    /// The snapshot's canonical bytes.
+    public var snapshotBytes: [UInt8] { self.snapshot().encoded }
+}
+
+func number(_ value: UInt64) -> JSONValue { .number(Double(value)) }
+
+func snapshotJSON(_ device: Device) -> JSONValue {
+    [
+        "id": .string(device.id), "model": .string(device.model.id), "appearance": .string(device.appearance.rawValue),
+        "locked": .bool(device.locked), "standby": .bool(device.standby), "nightMode": .bool(device.nightMode),
+        "expansion": device.expansion.map(snapshotJSON) ?? .null,
+        "alertQueue": .array(device.alertQueue.elements.map(JSONValue.string)),
+        "banner": device.banner.map(snapshotJSON) ?? .null,
+        "bannerQueue": .array(device.bannerQueue.elements.map(JSONValue.string)),
+    ]
+}
+
+func snapshotJSON(_ expansion: Expansion) -> JSONValue {
+    [
+        "activity": .string(expansion.activity), "reason": .string(expansion.reason.rawValue),
+        "until": .string(expansion.until.rfc3339), "deadline": number(expansion.deadline),
+    ]
+}
+
+func snapshotJSON(_ app: App) -> JSONValue {
+    let identity = [
+        ("tint", app.identity.tint), ("background", app.identity.background),
+        ("foreground", app.identity.foreground), ("keyline", app.identity.keyline),
+    ].compactMap { name, color in color.map { (name, JSONValue.string($0)) } }
+    return [
+        "id": .string(app.id), "name": .string(app.name), "identity": .object(JSONObject(identity)),
+        "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled), "frequentUpdates": .bool(app.frequentUpdates),
+        "foreground": .bool(app.foreground), "pushToStartToken": .string(app.pushToStartToken),
+        "pushBudget": snapshotJSON(app.pushBudget), "pushToStartBudget": snapshotJSON(app.pushToStartBudget),
+        "deliveries": .array(app.deliveries),
+        "throttled": .array(app.throttled.map(snapshotJSON)), "deferred": .array(app.deferred.map(snapshotJSON)),
+    ]
+}
+
+func snapshotJSON(_ budget: Budget) -> JSONValue {
+    [
+        "windowStart": date(budget.windowStart), "used": .number(Double(budget.used)),
+        "resetDeadline": budget.resetDeadline.map(number) ?? .null,
+    ]
+}
+
+func snapshotJSON(_ pending: PendingDelivery) -> JSONValue {
+    [
+        "command": pending.command, "receivedAt": .string(pending.receivedAt.rfc3339),
+        "deadline": number(pending.deadline),
+    ]
+}
+
+func snapshotJSON(_ activity: Activity) -> JSONValue {
+    let armed = [
+        ("start", activity.armed.start), ("stale", activity.armed.stale), ("lifetime", activity.armed.lifetime),
+        ("dismissal", activity.armed.dismissal), ("removal", activity.armed.removal),
+    ].compactMap { name, sequence in sequence.map { (name, number($0)) } }
+    return [
+        "id": .string(activity.id), "app": .string(activity.app), "attributesType": .string(activity.attributesType),
+        "attributes": .object(activity.attributes), "state": .object(activity.content.state),
+        "staleDate": date(activity.content.staleDate), "relevanceScore": .number(activity.content.relevanceScore),
+        "phase": .string(activity.phase.rawValue), "source": .string(activity.source.rawValue),
+        "wantsPushToken": .bool(activity.wantsPushToken),
+        "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
+        "requestedAt": .string(activity.requestedAt.rfc3339), "scheduledStart": date(activity.scheduledStart),
+        "startedAt": date(activity.startedAt), "endedAt": date(activity.endedAt),
+        "endReason": activity.endReason.map(JSONValue.string) ?? .null, "dismissAt": date(activity.dismissAt),
+        "dismissedAt": date(activity.dismissedAt), "startOrder": number(activity.startOrder),
+        "alert": activity.alert?.json ?? .null, "lastTimestamp": date(activity.lastTimestamp),
+        "armed": .object(JSONObject(armed)),
+    ]
+}
+
+func snapshotJSON(_ deadline: Deadline) -> JSONValue {
+    var object: JSONObject = [
+        "at": .string(deadline.at.rfc3339), "sequence": number(deadline.sequence), "kind": .string(deadline.kind.name),
+    ]
+    switch deadline.kind {
+    case .activityStart(let id), .activityStale(let id), .activityLifetime(let id), .activityDismissal(let id),
+        .activityRemoval(let id):
+        object["activity"] = .string(id)
+    case .expansionEnd(let device), .bannerEnd(let device):
+        object["device"] = .string(device)
+    case .budgetReset(let app, let budget):
+        object["app"] = .string(app)
+        object["budget"] = .string(budget.rawValue)
+    case .deferredDelivery(let app):
+        object["app"] = .string(app)
+    }
+    return .object(object)
+}

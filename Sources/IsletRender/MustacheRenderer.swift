@@ -1,0 +1,85 @@
+public import IsletCore
+internal import Mustache
+
+/// The engine's renderer: Mustache templates → HTML fragments, every inserted value escaped.
+///
+/// Templates come from three places, per slot: the app's own (`template.put`, compiled here
+/// and stored in the engine state), else the built-in template of a demo app's attributes type
+/// (coffee delivery, ride share, sports score, timer, workout), else a default that lists the
+/// content state's keys and values. Rendering is a pure function of templates and context.
+public struct MustacheRenderer: PresentationRenderer {
+    /// A compiled app template.
+    struct Compiled: CompiledTemplate {
+        let template: MustacheTemplate
+    }
+
+    private let builtIns: [String: CompiledPresentation]
+    private let fallback: CompiledPresentation
+
+    /// Compiles the built-in and default templates once.
+    public init() {
+        var builtIns: [String: CompiledPresentation] = [:]
+        for presentation in BuiltInPresentation.all {
+            builtIns[presentation.attributesType] = CompiledPresentation(presentation)
+        }
+        self.builtIns = builtIns
+        self.fallback = CompiledPresentation(BuiltInPresentation.keyValueList)
+    }
+
+    /// The attributes types that have a built-in presentation.
+    public static var builtInAttributesTypes: [String] { BuiltInPresentation.all.map(\.attributesType).sorted() }
+
+    public func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
+        try TemplateSafety.check(source)
+        do {
+            return Compiled(template: try MustacheTemplate(string: source))
+        } catch {
+            throw APIError(.invalidArgument, "the Mustache template does not parse: \(describe(error))")
+        }
+    }
+
+    public func render(_ request: PresentationRenderRequest) -> RenderedPresentation {
+        let presentation = self.builtIns[request.attributesType] ?? self.fallback
+        let context = mustacheContext(presentation.prepare(request.context))
+        var fragments: [PresentationSlot: String] = [:]
+        for slot in PresentationSlot.allCases {
+            let own = (request.templates[slot] as? Compiled)?.template
+            guard let template = own ?? presentation.templates[slot] else { continue }
+            fragments[slot] = template.render(context)
+        }
+        return RenderedPresentation(
+            fragments: fragments, expandedHeight: points(fragments[.expandedHeight]),
+            lockScreenHeight: points(fragments[.lockScreenHeight]))
+    }
+}
+
+/// A built-in presentation with its templates compiled.
+struct CompiledPresentation: Sendable {
+    let templates: [PresentationSlot: MustacheTemplate]
+    let prepare: @Sendable (JSONValue) -> JSONValue
+
+    init(_ presentation: BuiltInPresentation) {
+        var templates: [PresentationSlot: MustacheTemplate] = [:]
+        for (slot, source) in presentation.templates {
+            // Built-in templates are part of the program; one that fails to parse is our bug.
+            templates[slot] = try! MustacheTemplate(string: source)
+        }
+        self.templates = templates
+        self.prepare = presentation.prepare
+    }
+}
+
+/// A height slot's output as points; `nil` when it is not a number.
+private func points(_ text: String?) -> Double? {
+    guard let text else { return nil }
+    let trimmed = text.filter { !$0.isWhitespace }
+    guard let value = Double(trimmed), value.isFinite, value >= 0 else { return nil }
+    return value
+}
+
+private func describe(_ error: any Error) -> String {
+    if let parse = error as? MustacheTemplate.ParserError {
+        return "\(parse.error) at line \(parse.context.lineNumber), column \(parse.context.columnNumber)"
+    }
+    return "\(error)"
+}

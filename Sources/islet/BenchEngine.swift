@@ -1,0 +1,223 @@
+import ArgumentParser
+import Foundation
+import IsletCore
+import IsletRender
+
+/// `islet bench engine`: the engine's budgets of DESIGN.md, measured in-process on one thread.
+///
+/// 1. Scale: N activities (with stale dates, alerts on every start and some alerting updates)
+///    on three devices; the time to advance the virtual clock 24 h in one step, and in
+///    one-minute steps, and the process's peak memory.
+/// 2. Diff: the cost of one `activity.update` through the engine to encoded patch bytes
+///    (decode, rules, render, diff, encode), in a small world and in the N-activity world.
+struct BenchEngine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "engine", abstract: "Times 24 h of transitions over many activities, and update → patch.")
+
+    @Option(help: "Activities in the scale world.") var activities = 10_000
+    @Option(help: "Apps the activities belong to.") var apps = 1000
+    @Option(help: "Measured activity.update calls per diff row.") var updates = 20_000
+    @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
+    @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
+    @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
+
+    func run() throws {
+        print("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
+        let renderers: [(String, any PresentationRenderer)] = [
+            ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
+        ]
+        for (name, renderer) in renderers where self.renderer == "both" || self.renderer == name {
+            try self.diffSmall(name, renderer)
+        }
+        guard !self.diffOnly else { return }
+        try self.diffAtScale()
+        try self.scale(stepped: false)
+        if !self.skipStepped { try self.scale(stepped: true) }
+        print("peak resident memory: \(memory("VmHWM")) (current \(memory("VmRSS")))")
+    }
+
+    /// Update → encoded patch in a world of one app, three activities, two devices.
+    private func diffSmall(_ name: String, _ renderer: any PresentationRenderer) throws {
+        var engine = Engine(renderer: renderer, at: BenchWorld.start, clock: BenchWorld.pausedClock)
+        _ = try engine.apply(
+            [
+                ["type": "device.upsert", "id": "d1", "model": "iphone-15-pro"],
+                ["type": "device.upsert", "id": "se", "model": "iphone-se-3"],
+                ["type": "app.upsert", "id": "coffee", "foreground": true],
+            ] + (0..<3).map { BenchWorld.request(index: $0, app: "coffee", staleAfter: 3600, alert: false) },
+            at: BenchWorld.start)
+        let row = try measureUpdates(&engine, ids: (0..<3).map { "a\($0)" }, count: self.updates)
+        print("update → patch, 3 activities, renderer \(name): \(row)")
+    }
+
+    /// Update → encoded patch when the engine holds the whole scale world.
+    private func diffAtScale() throws {
+        var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
+        let ids = (0..<self.activities).map { "a\($0)" }
+        let count = min(self.updates, 5000)
+        let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
+        print("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
+        let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
+        print(
+            "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
+        )
+    }
+
+    private func scale(stepped: Bool) throws {
+        let setupStart = ContinuousClock.now
+        var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
+        let setup = ContinuousClock.now - setupStart
+        let start = ContinuousClock.now
+        var transitions = 0
+        var ops = 0
+        var bytes = 0
+        var revisions = 0
+        let steps = stepped ? 1440 : 1
+        for _ in 0..<steps {
+            let revision = try engine.apply(
+                [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
+                at: BenchWorld.start)
+            transitions += revision.transitions
+            ops += revision.ops.count
+            bytes += revision.encodedOps.count
+            revisions += 1
+        }
+        let elapsed = ContinuousClock.now - start
+        let mode = stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"
+        print(
+            "24 h over \(self.activities) activities, \(mode): \(format(elapsed)) for \(transitions) transitions"
+                + " in \(revisions) revision(s), \(ops) ops, \(bytes / 1024) KiB of patch (setup \(format(setup)),"
+                + " document \(engine.documentBytes.count / 1024) KiB)")
+    }
+}
+
+/// Times `count` single-command batches, each an update of the next activity with new state.
+private func measureUpdates(
+    _ engine: inout Engine, ids: [String], count: Int, score: (Int) -> Double = { _ in 25 }
+) throws -> String {
+    var samples: [Duration] = []
+    samples.reserveCapacity(count)
+    var totalOps = 0
+    var totalBytes = 0
+    let statuses = ["received", "preparing", "outForDelivery"]
+    for iteration in 0..<(count + 1000) {
+        let index = iteration % ids.count
+        let command: JSONValue = [
+            "type": "activity.update", "id": .string(ids[index]),
+            "content": [
+                "state": ["currentStatus": .string(statuses[iteration % 3]), "n": .number(Double(iteration))],
+                "relevanceScore": .number(score(index)),
+            ],
+        ]
+        let start = ContinuousClock.now
+        let revision = try engine.apply([command], at: BenchWorld.start)
+        let elapsed = ContinuousClock.now - start
+        guard iteration >= 1000 else { continue }
+        samples.append(elapsed)
+        totalOps += revision.ops.count
+        totalBytes += revision.encodedOps.count
+    }
+    samples.sort()
+    func percentile(_ p: Double) -> String { format(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) }
+    return "median \(percentile(0.5)), p90 \(percentile(0.9)), p99 \(percentile(0.99))"
+        + " (\(count) updates, \(totalOps / count) ops and \(totalBytes / count) bytes per patch)"
+}
+
+/// The scale world: devices, apps, and activities with stale dates and alerts.
+enum BenchWorld {
+    static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
+    static let pausedClock = SimulationClock.virtual(now: start, rate: 0, atWall: start)
+    static let types = [
+        "CoffeeDeliveryAttributes", "RideShareAttributes", "SportsScoreAttributes", "TimerAttributes",
+        "WorkoutAttributes",
+    ]
+
+    static func build(activities: Int, apps: Int) throws -> Engine {
+        var configuration = SimulatorConfiguration()
+        configuration.maxActivitiesPerApp = (activities + apps - 1) / apps
+        configuration.maxActivitiesPerDevice = activities
+        var engine = Engine(configuration: configuration, renderer: MustacheRenderer(), at: start, clock: pausedClock)
+        var fixtures: [JSONValue] = [
+            ["type": "device.upsert", "id": "d1", "model": "iphone-15-pro"],
+            ["type": "device.upsert", "id": "d2", "model": "iphone-16-pro-max", "standby": true],
+            ["type": "device.upsert", "id": "se", "model": "iphone-se-3"],
+        ]
+        fixtures += (0..<apps).map { ["type": "app.upsert", "id": .string("app-\($0)"), "foreground": true] }
+        _ = try engine.apply(fixtures, at: start)
+        var random: UInt64 = 42
+        for batchStart in stride(from: 0, to: activities, by: 100) {
+            var batch = (batchStart..<min(activities, batchStart + 100)).map { index in
+                request(
+                    index: index, app: "app-\(index % apps)", staleAfter: Double(600 + next(&random) % 27_000),
+                    alert: true)
+            }
+            // Every tenth activity of the batch gets an alerting update too.
+            batch += stride(from: batchStart, to: min(activities, batchStart + 100), by: 10).map { index in
+                [
+                    "type": "activity.update", "id": .string("a\(index)"), "alert": ["title": "Update"],
+                    "content": [
+                        "state": ["currentStatus": "preparing"],
+                        "staleDate": .string(start.adding(seconds: 7200).rfc3339),
+                    ],
+                ]
+            }
+            _ = try engine.apply(batch, at: start)
+        }
+        return engine
+    }
+
+    static func request(index: Int, app: String, staleAfter: Double, alert: Bool) -> JSONValue {
+        var command: JSONObject = [
+            "type": "activity.request", "id": .string("a\(index)"), "app": .string(app),
+            "attributesType": .string(types[index % types.count]),
+            "attributes": [
+                "coffeeName": "Flat white", "homeTeam": "LAL", "awayTeam": "BOS", "name": "Tea", "workoutType": "Run",
+            ],
+            "content": [
+                "state": ["currentStatus": "recieved", "homeScore": 0, "awayScore": 0, "remainingSeconds": 600],
+                "staleDate": .string(start.adding(seconds: staleAfter).rfc3339),
+                "relevanceScore": .number(Double(index % 4 * 25)),
+            ],
+        ]
+        if alert { command["alert"] = ["title": "Started", "body": "Your activity started"] }
+        return .object(command)
+    }
+
+    /// SplitMix64, so the world is the same on every run.
+    static func next(_ state: inout UInt64) -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A renderer that does almost nothing, to separate the engine's own cost from Mustache's.
+struct PlainRenderer: PresentationRenderer {
+    struct Compiled: CompiledTemplate {}
+
+    func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate { Compiled() }
+
+    func render(_ request: PresentationRenderRequest) -> RenderedPresentation {
+        let text = request.context["state"]?.encodedString ?? ""
+        return RenderedPresentation(fragments: [.lockScreen: text, .compactTrailing: text])
+    }
+}
+
+private func format(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let micros = Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+    if micros < 1000 { return String(format: "%.1f µs", micros) }
+    if micros < 1e6 { return String(format: "%.1f ms", micros / 1000) }
+    return String(format: "%.2f s", micros / 1e6)
+}
+
+/// A line of /proc/self/status (Linux), e.g. "VmHWM" → "812 MiB".
+private func memory(_ key: String) -> String {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+        let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return "unknown" }
+    return "\(kib / 1024) MiB"
+}

@@ -1,0 +1,86 @@
+import IsletCore
+import Testing
+
+/// The state document and the revisions' patches.
+@Suite struct DocumentTests {
+    static func scenario() throws -> Simulation {
+        var sim = Simulation()
+        try sim.setUp(devices: ["d1": "iphone-15-pro", "d2": "iphone-se-3"], apps: ["coffee", "ride"])
+        try sim.request(
+            "a1", score: 5, extra: ["content": ["state": ["status": "received"], "staleDate": sim.date(after: 300)]])
+        try sim.request("r1", app: "ride", score: 9)
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]],
+            "alert": ["title": "Brewing"],
+        ])
+        try sim.advance(seconds: 600)
+        try sim.run(["type": "activity.end", "id": "r1"])
+        try sim.advance(seconds: 9 * 3600)
+        return sim
+    }
+
+    @Test("every section is present from revision 0; widgets, stacks and relevance are empty defaults")
+    func initialDocument() {
+        let sim = Simulation()
+        let document = sim.engine.documentValue
+        #expect(
+            document.objectValue?.keys == [
+                "activities", "apps", "clock", "config", "devices", "relevance", "stacks", "widgets",
+            ])
+        #expect(document["widgets"] == [:])
+        #expect(document["stacks"] == [:])
+        #expect(document["relevance"] == ["weights": [:], "hysteresis": 0, "minDwellSeconds": 900])
+        #expect(document["config"]?["maxActivitiesPerApp"] == 5)
+        #expect(document["config"]?["alertExpandedSeconds"] == 4)
+        #expect(sim.engine.rev == 0)
+    }
+
+    @Test("ops never target above /<collection>/<id>, /clock/now changes in every revision, and patches replay")
+    func patchShape() throws {
+        let sim = try Self.scenario()
+        for revision in sim.revisions {
+            #expect(revision.ops.allSatisfy { $0.path.tokens.count >= 2 }, "\(revision.ops)")
+            #expect(revision.ops.contains { $0.path == "/clock/now" })
+            #expect(revision.encodedOps == revision.ops.encoded)
+            let parsed = try JSONParser().parse(revision.encodedOps)
+            #expect(parsed == .array(revision.ops.map(\.json)))
+        }
+        #expect(sim.revisions.map(\.rev) == Array(1...UInt64(sim.revisions.count)))
+        try sim.expectPatchesReplay()
+        // Keys with '/' and '~' are escaped in paths.
+        var more = sim
+        try more.request("a2")
+        let revision = try more.run([
+            "type": "activity.update", "id": "a2", "content": ["state": ["status": "received", "a/b~c": 1]],
+        ])
+        #expect(revision.ops.contains { $0.path.description == "/activities/a2/content/state/a~1b~0c" })
+    }
+
+    @Test("the document streams in chunks to the same canonical bytes; value(at:) reads any depth")
+    func readingState() throws {
+        let sim = try Self.scenario()
+        let bytes = sim.engine.documentBytes
+        var chunks: [[UInt8]] = []
+        sim.engine.writeDocument(chunkSize: 512) { chunks.append($0) }
+        #expect(chunks.count > 2)
+        #expect(chunks.flatMap { $0 } == bytes)
+        #expect(try JSONParser().parse(bytes) == sim.engine.documentValue)
+        #expect(sim.engine.documentValue.encoded == bytes)
+        #expect(sim.get("")?.encoded == bytes)
+        #expect(sim.get("/activities")?.objectValue?.keys == ["a1", "r1"])
+        #expect(sim.get("/devices/d2/model") == "iphone-se-3")
+        #expect(sim.get("/activities/a1/render/expanded/leading")?.stringValue?.isEmpty == false)
+        #expect(sim.get("/nope") == nil)
+        #expect(sim.get("/activities/zz") == nil)
+    }
+
+    @Test("a content-only update touches only that activity and the app's delivery log")
+    func touchedSubtreesOnly() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1")
+        let revision = try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]]])
+        let roots = Set(revision.ops.map { $0.path.tokens.prefix(2).joined(separator: "/") })
+        #expect(roots == ["activities/a1", "apps/coffee", "clock/now"])
+    }
+}

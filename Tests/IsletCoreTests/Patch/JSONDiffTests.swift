@@ -1,0 +1,86 @@
+import IsletCore
+import Testing
+
+@Suite struct JSONDiffTests {
+    @Test("diff gives minimal operations for common changes")
+    func minimalOperations() {
+        let old: JSONValue = ["a": 1, "b": ["x": true], "list": ["p", "q", "r"], "gone": nil]
+        let new: JSONValue = ["a": 2, "b": ["x": true, "y": "new"], "list": ["p", "r"], "added": []]
+        let ops = JSONPatch.diff(from: old, to: new, at: "/devices/d1")
+        #expect(
+            ops.map(\.description) == [
+                #"{"op":"replace","path":"/devices/d1/a","value":2}"#,
+                #"{"op":"add","path":"/devices/d1/added","value":[]}"#,
+                #"{"op":"add","path":"/devices/d1/b/y","value":"new"}"#,
+                #"{"op":"remove","path":"/devices/d1/gone"}"#,
+                #"{"op":"remove","path":"/devices/d1/list/1"}"#,
+            ])
+    }
+
+    @Test("keys with / and ~ are escaped in diff paths (RFC 6901)")
+    func escaping() throws {
+        let ops = JSONPatch.diff(from: ["a/b": 1, "m~n": 1], to: ["a/b": 2, "m~n": 2])
+        #expect(ops.map(\.path.description) == ["/a~1b", "/m~0n"])
+        #expect(try JSONPatch.apply(ops, to: ["a/b": 1, "m~n": 1]) == ["a/b": 2, "m~n": 2])
+    }
+
+    @Test("applying diff(a, b) to a gives b, for random values", arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func roundTrip(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<300 {
+            let a = RandomJSON.value(depth: 3, using: &random)
+            let b = RandomJSON.mutate(a, using: &random)
+            let ops = JSONPatch.diff(from: a, to: b)
+            #expect(try JSONPatch.apply(ops, to: a) == b)
+            #expect(JSONPatch.diff(from: a, to: a).isEmpty)
+        }
+    }
+}
+
+/// Random JSON values and small random edits of them, from a seeded generator.
+enum RandomJSON {
+    static func value(depth: Int, using random: inout SplitMix64) -> JSONValue {
+        let kind = depth == 0 ? Int.random(in: 0..<4, using: &random) : Int.random(in: 0..<6, using: &random)
+        switch kind {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &random))
+        case 2: return .number(Double(Int.random(in: -5...5, using: &random)))
+        case 3: return .string(["a", "b", "~", "/", "x/y~z"][Int.random(in: 0..<5, using: &random)])
+        case 4:
+            return .array(
+                (0..<Int.random(in: 0..<6, using: &random)).map { _ in value(depth: depth - 1, using: &random) })
+        default:
+            let keys = ["k", "a/b", "m~n", "z", "", "q"]
+            return .object(
+                JSONObject(
+                    (0..<Int.random(in: 0..<5, using: &random)).map { _ in
+                        (keys[Int.random(in: 0..<keys.count, using: &random)], value(depth: depth - 1, using: &random))
+                    }))
+        }
+    }
+
+    static func mutate(_ input: JSONValue, using random: inout SplitMix64) -> JSONValue {
+        switch input {
+        case .array(var elements):
+            switch Int.random(in: 0..<5, using: &random) {
+            case 0:
+                elements.insert(value(depth: 1, using: &random), at: Int.random(in: 0...elements.count, using: &random))
+            case 1 where !elements.isEmpty: elements.remove(at: Int.random(in: 0..<elements.count, using: &random))
+            case 2 where !elements.isEmpty:
+                let index = Int.random(in: 0..<elements.count, using: &random)
+                elements[index] = mutate(elements[index], using: &random)
+            case 3 where elements.count > 1:
+                let moved = elements.remove(at: 0)
+                elements.append(moved)
+            default: elements.append(value(depth: 1, using: &random))
+            }
+            return .array(elements)
+        case .object(var object):
+            let key = ["k", "a/b", "m~n", "new"][Int.random(in: 0..<4, using: &random)]
+            object[key] = Bool.random(using: &random) ? nil : mutate(object[key] ?? .null, using: &random)
+            return .object(object)
+        default:
+            return Bool.random(using: &random) ? value(depth: 2, using: &random) : input
+        }
+    }
+}

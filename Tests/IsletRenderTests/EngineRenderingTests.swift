@@ -1,0 +1,86 @@
+import IsletCore
+import IsletRender
+import Testing
+
+/// The engine with the real renderer: fragments land under /activities/<id>/render.
+@Suite struct EngineRenderingTests {
+    static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
+
+    func engine() throws -> Engine {
+        var engine = Engine(
+            renderer: MustacheRenderer(), at: Self.start, clock: .virtual(now: Self.start, atWall: Self.start))
+        _ = try engine.apply(
+            [
+                ["type": "device.upsert", "id": "d1"],
+                ["type": "app.upsert", "id": "coffee", "name": "Coffee", "foreground": true],
+                [
+                    "type": "activity.request", "id": "c1", "app": "coffee",
+                    "attributesType": "CoffeeDeliveryAttributes",
+                    "attributes": ["coffeeName": "Flat white"], "content": ["state": ["currentStatus": "recieved"]],
+                ],
+            ] as [JSONValue], at: Self.start)
+        return engine
+    }
+
+    @Test("the coffee demo renders each step as its status changes")
+    func coffeeSteps() throws {
+        var engine = try self.engine()
+        #expect(
+            engine.value(at: "/activities/c1/render/compactTrailing") == #"<span class="islet-status">Received</span>"#)
+        _ = try engine.apply(
+            [["type": "activity.update", "id": "c1", "content": ["state": ["currentStatus": "preparing"]]]]
+                as [JSONValue], at: Self.start)
+        #expect(
+            engine.value(at: "/activities/c1/render/compactTrailing") == #"<span class="islet-status">Brewing</span>"#)
+        let revision = try engine.apply(
+            [["type": "activity.update", "id": "c1", "content": ["state": ["currentStatus": "outForDelivery"]]]]
+                as [JSONValue], at: Self.start)
+        #expect(
+            engine.value(at: "/activities/c1/render/expanded/center")
+                == #"<strong class="islet-status">On its way!</strong>"#)
+        #expect(revision.ops.contains { $0.path == "/activities/c1/render/compactTrailing" })
+    }
+
+    @Test("template.put overrides one slot, is validated, and survives a snapshot with the real renderer")
+    func templatePut() throws {
+        var engine = try self.engine()
+        _ = try engine.apply(
+            [
+                [
+                    "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                    "slot": "minimal",
+                    "html": "<i>{{attributes.coffeeName}}</i>",
+                ]
+            ] as [JSONValue], at: Self.start)
+        #expect(engine.value(at: "/activities/c1/render/minimal") == "<i>Flat white</i>")
+        #expect(
+            engine.value(at: "/activities/c1/render/compactTrailing") == #"<span class="islet-status">Received</span>"#)
+        let error = #expect(throws: APIError.self) {
+            try engine.apply(
+                [
+                    [
+                        "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                        "slot": "lockScreen",
+                        "html": "{{#state}}unclosed",
+                    ]
+                ] as [JSONValue], at: Self.start)
+        }
+        #expect(error?.field == "/commands/0/html")
+        let restored = try Engine(snapshot: engine.snapshot(), renderer: MustacheRenderer())
+        #expect(restored.documentBytes == engine.documentBytes)
+    }
+
+    @Test("an app without templates gets the key/value default, escaped")
+    func defaultForUnknownType() throws {
+        var engine = try self.engine()
+        _ = try engine.apply(
+            [
+                [
+                    "type": "activity.request", "id": "x", "app": "coffee", "attributesType": "Mystery",
+                    "content": ["state": ["note": "<img src=x onerror=alert(1)>"]],
+                ]
+            ] as [JSONValue], at: Self.start)
+        let lock = try #require(engine.value(at: "/activities/x/render/lockScreen")?.stringValue)
+        #expect(lock.contains("<dt>note</dt><dd>&lt;img src=x onerror=alert(1)&gt;</dd>"))
+    }
+}
