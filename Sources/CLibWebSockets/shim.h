@@ -30,6 +30,13 @@ static const int islet_lws_to_kill_async = LWS_TO_KILL_ASYNC;
 /* The "port" of a context or vhost that does not listen (client only). */
 static const int islet_lws_context_port_no_listen = CONTEXT_PORT_NO_LISTEN;
 
+/*
+ * The lws_write() opcode of a close frame. lws 4.1.6 keeps it private
+ * (lib/roles/ws/private-lib-roles-ws.h); Islet writes its own close frames
+ * because closing from a writable callback is broken in Debian's build.
+ */
+static const int islet_lws_write_close = 4;
+
 /* lws_write() flags for one fragment of a multi-fragment message. */
 static inline int
 islet_lws_write_ws_flags(int initial, int is_start, int is_end) {

@@ -107,12 +107,19 @@ public final class TestHTTPConnection {
 public enum TestHTTP {
     /// Opens a connection, sends one request and returns the response.
     public static func request(
-        port: Int, _ method: String = "GET", _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        port: Int, _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
         timeout: Duration = .seconds(5)
     ) throws -> TestHTTPResponse {
         let connection = try TestHTTPConnection(port: port, timeout: timeout)
         defer { connection.socket.close() }
         return try connection.request(method, path, headers: headers, body: body)
+    }
+
+    /// A GET request.
+    public static func request(port: Int, _ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(5))
+        throws -> TestHTTPResponse
+    {
+        try self.request(port: port, "GET", path, headers: headers, timeout: timeout)
     }
 
     /// `request` with a JSON body (`Content-Type: application/json`).

@@ -277,3 +277,18 @@ extension EventLoop: SerialExecutor {
         self.preconditionInEventLoop()
     }
 }
+
+extension EventLoop {
+    /// Runs `body` on the loop thread and returns its result. Safe to call from any thread
+    /// except the loop thread itself (it would wait for itself).
+    ///
+    /// - Throws: What `body` throws, or `TransportError.loopStopped` if the loop stopped.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = self.execute {
+                do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
+            }
+            if !accepted { continuation.resume(throwing: TransportError.loopStopped) }
+        }
+    }
+}

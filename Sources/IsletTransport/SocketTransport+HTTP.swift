@@ -49,9 +49,13 @@ extension SocketTransport {
             id: RequestID(connection: id, sequence: exchange.sequence), method: method, path: path,
             query: connection.query(), headers: headers)
         let contentLength = headers["content-length"].flatMap { Int($0) }
-        if Self.bodyMethods.contains(method) && contentLength == nil {
-            // lws 4.1 does not decode chunked request bodies; it would wait for 100 MB.
+        if headers["transfer-encoding"] != nil {
+            // lws 4.1 does not decode chunked request bodies.
             request.bodyProblem = .lengthRequired
+            self.refuseBody(exchange, request, bodyArrives: false)
+        } else if Self.bodyMethods.contains(method) && contentLength == nil {
+            // No length means no body (RFC 9112 §6.3), but lws 4.1 then expects one of up to
+            // 100 MB: answer with an empty body and close, so no stray byte is read as a body.
             self.refuseBody(exchange, request, bodyArrives: false)
         } else if let length = contentLength, length > self.configuration.maxRequestBodyBytes {
             request.bodyProblem = .tooLarge(limit: self.configuration.maxRequestBodyBytes)

@@ -7,6 +7,8 @@ final class WebSocketState {
     var writableRequested = false
     /// Set by `close(_:code:reason:)`: written once the queue is empty.
     var pendingClose: (code: WebSocketCloseCode, reason: String)?
+    /// Our close frame is written; we wait for the peer's.
+    var sentClose = false
     /// The code to report when the connection ends: the peer's, or the one we sent.
     var closeCode: WebSocketCloseCode?
 
@@ -52,6 +54,7 @@ extension SocketTransport {
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
         self.statistics.bytesReceived += UInt64(bytes.count)
+        if state.sentClose { return .proceed }  // After our close frame, data is discarded.
         let frame = connection.receivedFrame
         switch state.assembler.append(bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining) {
         case .incomplete:
@@ -76,15 +79,18 @@ extension SocketTransport {
             if !state.outbound.isEmpty || state.pendingClose != nil { state.requestWritable() }
             return .proceed
         }
-        guard let close = state.pendingClose else { return .proceed }
+        guard let close = state.pendingClose, !state.sentClose else { return .proceed }
         state.closeCode = close.code
-        connection.setCloseReason(close.code, close.reason)
-        return .close
+        state.sentClose = true
+        return connection.writeClose(close.code, close.reason, buffer: self.writeBuffer) ? .proceed : .close
     }
 
-    func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer) {
-        guard let id = connection.id, let state = self.sockets[id] else { return }
+    func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer) -> LWSVerdict {
+        guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
+        // The answer to our own close frame: done. Otherwise lws echoes the peer's close.
+        if state.sentClose { return .close }
         state.closeCode = closeCode(fromClosePayload: payload) ?? .noStatus
+        return .proceed
     }
 
     func webSocketClosed(_ connection: LWSConnection) {

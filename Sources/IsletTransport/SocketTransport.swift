@@ -79,6 +79,7 @@ public final class SocketTransport: Transport {
         self.isAccepting = false
         self.shutdown = ShutdownState(completion: completion, timer: nil)
         self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { [weak self] in self?.finishShutdown() }
+        self.logger.debug("transport shutdown", metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
         for exchange in self.exchanges.values where exchange.isIdle { exchange.connection.closeSoon() }
         self.checkShutdown()
     }

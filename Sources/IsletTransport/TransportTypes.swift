@@ -80,7 +80,7 @@ public struct HTTPRequest: Sendable {
     public enum BodyProblem: Sendable, Equatable {
         /// `Content-Length` was above `maxRequestBodyBytes`; no byte of the body was kept.
         case tooLarge(limit: Int)
-        /// A body-carrying method without `Content-Length` (chunked bodies are not accepted).
+        /// A chunked body (`Transfer-Encoding`), which libwebsockets 4.1 cannot decode.
         case lengthRequired
     }
 

@@ -29,7 +29,7 @@ protocol LWSEvents: AnyObject {
     func webSocketOpened(_ connection: LWSConnection) -> LWSVerdict
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict
     func webSocketWritable(_ connection: LWSConnection) -> LWSVerdict
-    func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer)
+    func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer) -> LWSVerdict
     func webSocketClosed(_ connection: LWSConnection)
     func clientConnectFailed(_ connection: LWSConnection, _ reason: String?)
     func connectionDestroyed(_ connection: LWSConnection)
@@ -68,7 +68,7 @@ func isletLWSCallback(
     case LWS_CALLBACK_ESTABLISHED, LWS_CALLBACK_CLIENT_ESTABLISHED: return events.webSocketOpened(connection).code
     case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE: return events.webSocketReceived(connection, bytes).code
     case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE: return events.webSocketWritable(connection).code
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: events.webSocketPeerClosing(connection, bytes)
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: return events.webSocketPeerClosing(connection, bytes).code
     case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED: events.webSocketClosed(connection)
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: events.clientConnectFailed(connection, input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) })
     case LWS_CALLBACK_WSI_DESTROY: events.connectionDestroyed(connection)

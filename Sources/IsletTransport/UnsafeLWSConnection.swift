@@ -131,17 +131,15 @@ struct LWSConnection {
 
     /// The query parameters, each percent-decoded by lws.
     func query() -> [QueryItem] {
+        let total = Int(lws_hdr_total_length(self.wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return [] }
         var items: [QueryItem] = []
+        var buffer = [CChar](repeating: 0, count: total + 1)
         var index: Int32 = 0
         while true {
-            let length = lws_hdr_fragment_length(self.wsi, WSI_TOKEN_HTTP_URI_ARGS, index)
-            guard length >= 0 else { break }
-            let fragment = String(unsafeUninitializedCapacity: Int(length) + 1) { buffer in
-                let copied = buffer.withMemoryRebound(to: CChar.self) { chars in
-                    lws_hdr_copy_fragment(self.wsi, chars.baseAddress, Int32(chars.count), WSI_TOKEN_HTTP_URI_ARGS, index)
-                }
-                return max(0, Int(copied))
-            }
+            let length = lws_hdr_copy_fragment(self.wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+            guard length >= 0 else { return items }
+            let fragment = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if let equals = fragment.firstIndex(of: "=") {
                 items.append(QueryItem(name: String(fragment[..<equals]), value: String(fragment[fragment.index(after: equals)...])))
             } else if !fragment.isEmpty {
@@ -149,7 +147,6 @@ struct LWSConnection {
             }
             index += 1
         }
-        return items
     }
 
     // MARK: HTTP writes
@@ -199,7 +196,20 @@ struct LWSConnection {
         return lws_write(self.wsi, payload, chunk.bytes.count, lws_write_protocol(rawValue: UInt32(flags))) >= 0
     }
 
-    /// Sets the close frame lws will send when the callback returns -1.
+    /// Writes a close frame (one lws_write) and gives the peer 5 s to answer it.
+    ///
+    /// Used instead of `lws_close_reason` + returning -1 from a writable callback: Debian's lws
+    /// 4.1.6 is built with `_DEBUG`, whose libuv "repeat close" test kills a connection closed
+    /// from a writable callback before the close frame is sent.
+    func writeClose(_ code: WebSocketCloseCode, _ reason: String, buffer: WriteBuffer) -> Bool {
+        let payload = [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)] + Array(reason.utf8.prefix(123))
+        let pointer = buffer.load(payload[...])
+        guard lws_write(self.wsi, pointer, payload.count, lws_write_protocol(rawValue: UInt32(islet_lws_write_close))) >= 0 else { return false }
+        lws_set_timeout(self.wsi, PENDING_TIMEOUT_CLOSE_ACK, 5)
+        return true
+    }
+
+    /// Sets the close frame lws will send when the callback returns -1 (from a receive callback).
     func setCloseReason(_ code: WebSocketCloseCode, _ reason: String) {
         var bytes = Array(reason.utf8.prefix(123))
         bytes.withUnsafeMutableBufferPointer { reasonBytes in

@@ -5,5 +5,6 @@ import ArgumentParser
 struct Islet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "islet",
-        abstract: "Simulates what an iPhone shows for Live Activities, widgets and Smart Stacks.")
+        abstract: "Simulates what an iPhone shows for Live Activities, widgets and Smart Stacks.",
+        subcommands: [Serve.self, Bench.self])
 }

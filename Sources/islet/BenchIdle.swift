@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct BenchIdle: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "idle", abstract: "placeholder")
+    func run() async throws {}
+}
