@@ -44,12 +44,18 @@ extension IsletConfiguration {
 }
 
 /// Runs `body` against a real server on 127.0.0.1 (port 0), then shuts it down and checks that
-/// its loop closed cleanly (`uv_loop_close` returned 0).
+/// its loop closed cleanly (`uv_loop_close` returned 0). Holds `LiveTestLock` throughout.
 ///
 /// - Throws: What `body` throws, or `TestClientError` if the loop did not close cleanly.
 public func withRunningServer<T: Sendable>(
     _ configuration: IsletConfiguration = .testing(), routes: [Route] = [],
     _ body: (RunningServer) async throws -> T
+) async throws -> T {
+    try await withLiveTestLock { try await runServer(configuration, routes, body) }
+}
+
+private func runServer<T: Sendable>(
+    _ configuration: IsletConfiguration, _ routes: [Route], _ body: (RunningServer) async throws -> T
 ) async throws -> T {
     let server = try await RunningServer.start(configuration: configuration, logger: makeTestLogger(), routes: routes)
     let result: Result<T, any Error>

@@ -154,11 +154,14 @@ public final class TestWebSocketClient {
     /// Reads the next text message as JSON.
     public func readJSON() throws -> JSONValue { try JSONParser().parse(try self.readText()) }
 
-    /// Reads until a close frame arrives and returns its code (nil if it carries none).
-    public func readClose() throws -> UInt16? {
+    /// Reads until a close frame arrives and returns its code (nil if it carries none). With
+    /// `reply` (the default) it answers with a close frame, as RFC 6455 asks of a client.
+    public func readClose(reply: Bool = true) throws -> UInt16? {
         while true {
             let frame = try self.readFrame()
-            if frame.opcode == Frame.close { return frame.closeCode }
+            guard frame.opcode == Frame.close else { continue }
+            if reply { try? self.sendClose(code: frame.closeCode ?? 1000) }
+            return frame.closeCode
         }
     }
 

@@ -130,12 +130,14 @@ struct LiveStreamTests {
 
     @Test("shutdown closes every stream with 1001 and the loop closes cleanly")
     func shutdownGoingAway() async throws {
-        let server = try await RunningServer.start(configuration: .testing(), logger: makeTestLogger())
-        let clients = try (0..<5).map { _ in try TestWebSocketClient.connect(port: server.port) }
-        for client in clients { _ = try client.readJSON() }
-        server.shutdown()
-        for client in clients { #expect(try client.readClose() == 1001) }
-        let termination = await server.terminated()
-        #expect(termination.isClean)
+        try await withLiveTestLock {
+            let server = try await RunningServer.start(configuration: .testing(), logger: makeTestLogger())
+            let clients = try (0..<5).map { _ in try TestWebSocketClient.connect(port: server.port) }
+            for client in clients { _ = try client.readJSON() }
+            server.shutdown()
+            for client in clients { #expect(try client.readClose() == 1001) }
+            let termination = await server.terminated()
+            #expect(termination.isClean)
+        }
     }
 }
