@@ -78,7 +78,8 @@ public final class SocketTransport: Transport {
         guard self.shutdown == nil else { return }
         self.isAccepting = false
         self.shutdown = ShutdownState(completion: completion, timer: nil)
-        self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { [weak self] in self?.finishShutdown() }
+        // The timers hold the transport strongly: it lives until its shutdown has finished.
+        self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { self.finishShutdown() }
         self.logger.debug("transport shutdown", metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
         for exchange in self.exchanges.values where exchange.isIdle { exchange.connection.closeSoon() }
         self.checkShutdown()
@@ -88,7 +89,7 @@ public final class SocketTransport: Transport {
     func checkShutdown() {
         guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty else { return }
         // Not from inside the lws callback that reported the last close: from a fresh loop turn.
-        self.loop.scheduleTimer(after: .zero) { [weak self] in self?.finishShutdown() }
+        self.loop.scheduleTimer(after: .zero) { self.finishShutdown() }
     }
 
     var isShuttingDown: Bool { self.shutdown != nil }

@@ -52,6 +52,9 @@ struct Serve: AsyncParsableCommand {
         let server: RunningServer
         do {
             server = try await RunningServer.start(configuration: configuration, logger: logger, handleSignals: true)
+        } catch let error as ConfigurationError {
+            printError("islet serve: \(error)")
+            throw ExitCode(2)
         } catch {
             printError("islet serve: \(error)")
             throw ExitCode(1)

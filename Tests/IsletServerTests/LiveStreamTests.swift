@@ -141,3 +141,27 @@ struct LiveStreamTests {
         }
     }
 }
+
+@Suite("Starting a server")
+struct StartupTests {
+    @Test("a configuration error after the transport is bound still closes the loop and throws")
+    func badPublicDirectory() async throws {
+        try await withLiveTestLock {
+            await #expect(throws: ConfigurationError.self) {
+                _ = try await RunningServer.start(
+                    configuration: .testing(publicDirectory: "/nonexistent"), logger: makeTestLogger())
+            }
+        }
+    }
+
+    @Test("a port in use is a transport error")
+    func portInUse() async throws {
+        try await withRunningServer { server in
+            var configuration = IsletConfiguration.testing()
+            configuration.port = server.port
+            await #expect(throws: (any Error).self) {
+                _ = try await RunningServer.start(configuration: configuration, logger: makeTestLogger())
+            }
+        }
+    }
+}
