@@ -27,6 +27,7 @@ public actor LiveTestLock {
 }
 
 /// Runs `body` holding `LiveTestLock.shared`.
+@discardableResult
 public func withLiveTestLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
     await LiveTestLock.shared.acquire()
     do {

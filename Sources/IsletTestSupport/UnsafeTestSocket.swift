@@ -48,6 +48,23 @@ public final class TestSocket {
         return sock
     }
 
+    /// A port on 127.0.0.1 that nothing listens on (bound, read back, released).
+    public static func unusedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 ? getsockname(fd, pointer, &length) : -1
+            }
+        }
+        guard rc == 0 else { throw TestClientError("cannot find a free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Writes all of `bytes`.
     public func write(_ bytes: [UInt8], timeout: Duration = .seconds(5)) throws {
         var offset = 0
