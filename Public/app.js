@@ -25,7 +25,7 @@ function connect() {
       show("hello-server", message.server);
       show("hello-epoch", message.epoch);
       show("hello-rev", String(message.rev));
-      show("hello-limits", JSON.stringify(message.limits));
+      show("hello-limits", Object.entries(message.limits).map(([key, value]) => `${key} ${value}`).join(" · "));
       show("raw", event.data);
     } else if (message.type === "pong" && pingSent) {
       show("rtt", `${(performance.now() - pingSent).toFixed(1)} ms`);
