@@ -62,17 +62,12 @@ public final class WebSocketClientPool {
     /// Queues a message (no cap on the client side beyond 64 MiB).
     @discardableResult
     public func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult {
-        guard let state = self.sockets[connection], state.pendingClose == nil else { return .notOpen }
-        guard state.outbound.enqueue(message) == .queued else { return .overCap }
-        state.requestWritable()
-        return .queued
+        self.sockets[connection]?.enqueue(message) ?? .notOpen
     }
 
     /// Closes a connection after its queued messages.
     public func close(_ connection: ConnectionID, code: WebSocketCloseCode = .normal, reason: String = "") {
-        guard let state = self.sockets[connection], state.pendingClose == nil else { return }
-        state.pendingClose = (code, reason)
-        state.requestWritable()
+        self.sockets[connection]?.close(code: code, reason: reason)
     }
 
     /// Closes every connection and destroys the context once they are gone (or after
@@ -113,38 +108,19 @@ extension WebSocketClientPool: LWSEvents {
 
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
-        let frame = connection.receivedFrame
-        switch state.assembler.append(bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining) {
-        case .incomplete: return .proceed
-        case .message(let message):
-            self.delegate?.client(self, didReceive: message, from: id)
-            return .proceed
-        case .tooLarge:
-            connection.setCloseReason(.messageTooBig, "message too big")
-            return .close
-        }
+        guard let message = state.received(bytes) else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        self.delegate?.client(self, didReceive: message, from: id)
+        return .proceed
     }
 
     func webSocketWritable(_ connection: LWSConnection) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
-        state.writableRequested = false
-        if let chunk = state.outbound.nextChunk(maxBytes: self.writeBuffer.capacity) {
-            guard connection.writeWebSocket(chunk, buffer: self.writeBuffer) else { return .close }
-            state.outbound.consume(chunk)
-            if !state.outbound.isEmpty || state.pendingClose != nil { state.requestWritable() }
-            return .proceed
-        }
-        guard let close = state.pendingClose, !state.sentClose else { return .proceed }
-        state.sentClose = true
-        state.closeCode = close.code
-        return connection.writeClose(close.code, close.reason, buffer: self.writeBuffer) ? .proceed : .close
+        return state.writeNext(buffer: self.writeBuffer).0
     }
 
     func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
-        if state.sentClose { return .close }
-        state.closeCode = closeCode(fromClosePayload: payload) ?? .noStatus
-        return .proceed
+        return state.peerClosing(payload)
     }
 
     func webSocketClosed(_ connection: LWSConnection) {
