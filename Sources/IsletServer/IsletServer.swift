@@ -69,7 +69,8 @@ public final class IsletServer {
             return .now(HTTPResponse(status: 200, headers: ["content-type": "text/plain; version=0.0.4"], body: body))
         }
         self.router.add(.GET, Self.streamPath) { (_: RouteContext) throws(APIError) -> RouteReply in
-            throw APIError(.invalidArgument, "\(Self.streamPath) is a WebSocket endpoint (subprotocol \(Self.streamSubprotocol))")
+            throw APIError(
+                .invalidArgument, "\(Self.streamPath) is a WebSocket endpoint (subprotocol \(Self.streamSubprotocol))")
         }
     }
 
@@ -115,7 +116,9 @@ extension IsletServer: TransportDelegate {
         self.perform(session.opened(hello: self.hello.encoded(at: self.position())), for: connection)
     }
 
-    public func transport(_ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID) {
+    public func transport(
+        _ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID
+    ) {
         guard var session = self.sessions[connection] else { return }
         let actions = session.received(message)
         self.sessions[connection] = session
@@ -124,7 +127,9 @@ extension IsletServer: TransportDelegate {
 
     public func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
         guard self.sessions.removeValue(forKey: connection) != nil else { return }
-        self.logger.debug("stream closed", metadata: ["islet.conn.id": "\(connection)", "islet.close.code": "\(code.map(\.description) ?? "none")"])
+        self.logger.debug(
+            "stream closed",
+            metadata: ["islet.conn.id": "\(connection)", "islet.close.code": "\(code.map(\.description) ?? "none")"])
     }
 
     private func perform(_ actions: [StreamSession.Action], for connection: ConnectionID) {

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import IsletTransport
 public import Logging
 public import Prometheus
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// An Islet server running on its own event loop thread with a real socket transport.
 ///

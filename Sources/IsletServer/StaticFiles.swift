@@ -28,7 +28,8 @@ public struct StaticFiles: Sendable {
         guard let file = self.resolve(path), let info = FileSystem.info(file), info.isRegularFile,
             info.size <= self.maxFileBytes
         else { return nil }
-        let etag = "\"\(String(info.size, radix: 16))-\(String(info.modifiedSeconds, radix: 16))"
+        let etag =
+            "\"\(String(info.size, radix: 16))-\(String(info.modifiedSeconds, radix: 16))"
             + "\(String(info.modifiedNanoseconds, radix: 16))\""
         let lastModified = httpDate(secondsSince1970: info.modifiedSeconds)
         var responseHeaders: HTTPHeaders = [

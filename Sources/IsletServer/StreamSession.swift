@@ -35,7 +35,9 @@ struct StreamSession {
     /// A client message arrived.
     mutating func received(_ message: WebSocketMessage) -> [Action] {
         guard message.isText else {
-            return [.send(APIError(.invalidArgument, "binary messages are not accepted: send JSON text").streamMessage())]
+            return [
+                .send(APIError(.invalidArgument, "binary messages are not accepted: send JSON text").streamMessage())
+            ]
         }
         let value: JSONValue
         do { value = try self.parser.parse(message.bytes) } catch { return [.send(error.streamMessage())] }

@@ -36,13 +36,15 @@ public final class InMemoryTransport: Transport {
         self.delegate?.transport(
             self,
             didReceive: HTTPRequest(
-                id: id, method: method, path: path, query: query, headers: headers, body: body, bodyProblem: bodyProblem))
+                id: id, method: method, path: path, query: query, headers: headers, body: body, bodyProblem: bodyProblem
+            ))
         return self.responses[id]
     }
 
     /// Asks to open a WebSocket; returns its identifier, or nil if the server refused it.
     public func openWebSocket(
-        path: String = "/v1/stream", subprotocol: String? = "islet.v1", query: [QueryItem] = [], headers: HTTPHeaders = [:]
+        path: String = "/v1/stream", subprotocol: String? = "islet.v1", query: [QueryItem] = [],
+        headers: HTTPHeaders = [:]
     ) -> ConnectionID? {
         let upgrade = WebSocketUpgrade(path: path, query: query, headers: headers, subprotocol: subprotocol)
         guard self.isAccepting, self.delegate?.transport(self, shouldAccept: upgrade) == true else { return nil }

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `islet` executable running as a child process, for black-box tests.
@@ -64,7 +64,8 @@ public final class IsletProcess: @unchecked Sendable {
         guard let line = try self.readLine(timeout: timeout) else {
             throw TestClientError("islet exited before listening: \(self.standardError())")
         }
-        guard line.hasPrefix("listening on http://"), let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
+        guard line.hasPrefix("listening on http://"), let port = line.split(separator: ":").last.flatMap({ Int($0) })
+        else {
             throw TestClientError("unexpected first line: \(line)")
         }
         return port

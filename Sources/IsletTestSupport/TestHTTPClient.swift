@@ -116,7 +116,9 @@ public enum TestHTTP {
     }
 
     /// A GET request.
-    public static func request(port: Int, _ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(5))
+    public static func request(
+        port: Int, _ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(5)
+    )
         throws -> TestHTTPResponse
     {
         try self.request(port: port, "GET", path, headers: headers, timeout: timeout)

@@ -42,7 +42,8 @@ public final class TestWebSocketClient {
         port: Int, path: String = "/v1/stream", subprotocols: [String] = ["islet.v1"],
         headers: [(String, String)] = [], timeout: Duration = .seconds(5)
     ) throws -> TestWebSocketClient {
-        let pending = try self.startConnecting(port: port, path: path, subprotocols: subprotocols, headers: headers, timeout: timeout)
+        let pending = try self.startConnecting(
+            port: port, path: path, subprotocols: subprotocols, headers: headers, timeout: timeout)
         return try self.finishConnecting(pending, timeout: timeout)
     }
 
@@ -66,7 +67,9 @@ public final class TestWebSocketClient {
         -> TestWebSocketClient
     {
         let response = try connection.readResponse()
-        guard response.status == 101 else { throw TestClientError("upgrade answered \(response.status): \(response.text)") }
+        guard response.status == 101 else {
+            throw TestClientError("upgrade answered \(response.status): \(response.text)")
+        }
         guard response.headers["sec-websocket-accept"] == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" else {
             throw TestClientError("bad Sec-WebSocket-Accept")
         }
@@ -81,7 +84,8 @@ public final class TestWebSocketClient {
     /// Sends one frame. Defaults make a correct final masked frame; change them to misbehave.
     public func send(opcode: UInt8, payload: [UInt8], fin: Bool = true, masked: Bool = true, rsv: UInt8 = 0) throws {
         try self.connection.socket.write(
-            Self.encodeFrame(opcode: opcode, payload: payload, fin: fin, masked: masked, rsv: rsv), timeout: self.timeout)
+            Self.encodeFrame(opcode: opcode, payload: payload, fin: fin, masked: masked, rsv: rsv),
+            timeout: self.timeout)
     }
 
     /// Sends only a frame header announcing `length` bytes (to test limits without the payload).

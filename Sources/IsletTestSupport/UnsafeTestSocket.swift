@@ -4,9 +4,9 @@
 // a timeout, so no test can hang on a socket.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A test-side failure: a timeout, a refused connection, a malformed reply.
@@ -25,7 +25,8 @@ public final class TestSocket {
     public static func connect(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5)) throws
         -> TestSocket
     {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket() failed: errno \(errno)") }
         let sock = TestSocket(fd: fd)
         var address = sockaddr_in()
@@ -69,7 +70,9 @@ public final class TestSocket {
     public func write(_ bytes: [UInt8], timeout: Duration = .seconds(5)) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(self.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[offset...].withUnsafeBytes {
+                Glibc.send(self.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if n > 0 {
                 offset += n
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -110,7 +113,9 @@ public final class TestSocket {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let rc = poll(&descriptor, 1, milliseconds)
-        guard rc > 0 else { throw TestClientError(rc == 0 ? "\(what) timed out after \(timeout)" : "poll failed: errno \(errno)") }
+        guard rc > 0 else {
+            throw TestClientError(rc == 0 ? "\(what) timed out after \(timeout)" : "poll failed: errno \(errno)")
+        }
     }
 }
 

@@ -96,7 +96,9 @@ extension SocketTransport {
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let exchange = self.exchanges[id] else { return .close }
         guard !exchange.discardingBody, exchange.pending != nil else { return .proceed }
-        guard exchange.pending!.body.count + bytes.count <= self.configuration.maxRequestBodyBytes else { return .close }
+        guard exchange.pending!.body.count + bytes.count <= self.configuration.maxRequestBodyBytes else {
+            return .close
+        }
         exchange.pending!.body.append(contentsOf: bytes)
         return .proceed
     }
@@ -128,9 +130,13 @@ extension SocketTransport {
         let body = progress.response.body
         if !progress.headersSent {
             var headers = progress.response.headers
-            if exchange.closeAfterResponse || self.isShuttingDown { headers.replaceOrAdd(name: "connection", value: "close") }
-            guard connection.writeResponseHead(
-                status: progress.response.status, headers: headers, contentLength: body.count, buffer: self.writeBuffer)
+            if exchange.closeAfterResponse || self.isShuttingDown {
+                headers.replaceOrAdd(name: "connection", value: "close")
+            }
+            guard
+                connection.writeResponseHead(
+                    status: progress.response.status, headers: headers, contentLength: body.count,
+                    buffer: self.writeBuffer)
             else { return .close }
             progress.headersSent = true
             exchange.response = progress
@@ -139,7 +145,8 @@ extension SocketTransport {
             return .proceed
         }
         let end = min(body.count, progress.offset + self.writeBuffer.capacity)
-        guard connection.writeBody(body[progress.offset..<end], isFinal: end == body.count, buffer: self.writeBuffer) else {
+        guard connection.writeBody(body[progress.offset..<end], isFinal: end == body.count, buffer: self.writeBuffer)
+        else {
             return .close
         }
         self.statistics.bytesSent += UInt64(end - progress.offset)

@@ -55,7 +55,8 @@ public final class SocketTransport: Transport {
             self.lws.destroy()
             throw error
         }
-        logger.debug("transport listening", metadata: ["islet.host": "\(configuration.host)", "islet.port": "\(self.boundPort)"])
+        logger.debug(
+            "transport listening", metadata: ["islet.host": "\(configuration.host)", "islet.port": "\(self.boundPort)"])
     }
 
     func makeID(for connection: LWSConnection) -> ConnectionID {
@@ -80,14 +81,18 @@ public final class SocketTransport: Transport {
         self.shutdown = ShutdownState(completion: completion, timer: nil)
         // The timers hold the transport strongly: it lives until its shutdown has finished.
         self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { self.finishShutdown() }
-        self.logger.debug("transport shutdown", metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
+        self.logger.debug(
+            "transport shutdown",
+            metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
         for exchange in self.exchanges.values where exchange.isIdle { exchange.connection.closeSoon() }
         self.checkShutdown()
     }
 
     /// Finishes a shutdown in progress once nothing is left open.
     func checkShutdown() {
-        guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty else { return }
+        guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty else {
+            return
+        }
         // Not from inside the lws callback that reported the last close: from a fresh loop turn.
         self.loop.scheduleTimer(after: .zero) { self.finishShutdown() }
     }
@@ -100,7 +105,8 @@ public final class SocketTransport: Transport {
         state.timer?.cancel()
         self.shutdown = state
         self.logger.debug(
-            "transport closing", metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
+            "transport closing",
+            metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
         self.lws.destroy()
         completion()
     }

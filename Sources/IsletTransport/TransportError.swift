@@ -40,7 +40,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String {
-        self.code == 0 ? "\(self.kind): \(self.message) (\(self.call))"
+        self.code == 0
+            ? "\(self.kind): \(self.message) (\(self.call))"
             : "\(self.kind): \(self.message) (\(self.call) returned \(self.code))"
     }
 

@@ -70,7 +70,8 @@ func isletLWSCallback(
     case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE: return events.webSocketWritable(connection).code
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: return events.webSocketPeerClosing(connection, bytes).code
     case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED: events.webSocketClosed(connection)
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: events.clientConnectFailed(connection, input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) })
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        events.clientConnectFailed(connection, input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) })
     case LWS_CALLBACK_WSI_DESTROY: events.connectionDestroyed(connection)
     default: return lws_callback_http_dummy(wsi, reason, user, input, length)
     }

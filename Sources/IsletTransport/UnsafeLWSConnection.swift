@@ -30,7 +30,9 @@ final class WriteBuffer {
     func load(_ bytes: ArraySlice<UInt8>) -> UnsafeMutablePointer<UInt8> {
         precondition(bytes.count <= self.capacity, "write larger than the write buffer")
         bytes.withUnsafeBytes { source in
-            if let address = source.baseAddress { self.payload.update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count) }
+            if let address = source.baseAddress {
+                self.payload.update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count)
+            }
         }
         return self.payload
     }
@@ -49,7 +51,8 @@ struct LWSConnection {
             return ConnectionID(UInt64(UInt(bitPattern: raw)))
         }
         nonmutating set {
-            lws_set_opaque_user_data(self.wsi, newValue.flatMap { UnsafeMutableRawPointer(bitPattern: UInt($0.rawValue)) })
+            lws_set_opaque_user_data(
+                self.wsi, newValue.flatMap { UnsafeMutableRawPointer(bitPattern: UInt($0.rawValue)) })
         }
     }
 
@@ -122,7 +125,8 @@ struct LWSConnection {
         return String(unsafeUninitializedCapacity: Int(length) + 1) { buffer in
             let copied = key.withCString { keyPointer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
-                    lws_hdr_custom_copy(self.wsi, chars.baseAddress, Int32(chars.count), keyPointer, Int32(key.utf8.count))
+                    lws_hdr_custom_copy(
+                        self.wsi, chars.baseAddress, Int32(chars.count), keyPointer, Int32(key.utf8.count))
                 }
             }
             return max(0, Int(copied))
@@ -141,7 +145,9 @@ struct LWSConnection {
             guard length >= 0 else { return items }
             let fragment = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if let equals = fragment.firstIndex(of: "=") {
-                items.append(QueryItem(name: String(fragment[..<equals]), value: String(fragment[fragment.index(after: equals)...])))
+                items.append(
+                    QueryItem(
+                        name: String(fragment[..<equals]), value: String(fragment[fragment.index(after: equals)...])))
             } else if !fragment.isEmpty {
                 items.append(QueryItem(name: fragment, value: ""))
             }
@@ -204,7 +210,10 @@ struct LWSConnection {
     func writeClose(_ code: WebSocketCloseCode, _ reason: String, buffer: WriteBuffer) -> Bool {
         let payload = [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)] + Array(reason.utf8.prefix(123))
         let pointer = buffer.load(payload[...])
-        guard lws_write(self.wsi, pointer, payload.count, lws_write_protocol(rawValue: UInt32(islet_lws_write_close))) >= 0 else { return false }
+        guard
+            lws_write(self.wsi, pointer, payload.count, lws_write_protocol(rawValue: UInt32(islet_lws_write_close)))
+                >= 0
+        else { return false }
         lws_set_timeout(self.wsi, PENDING_TIMEOUT_CLOSE_ACK, 5)
         return true
     }
@@ -213,13 +222,17 @@ struct LWSConnection {
     func setCloseReason(_ code: WebSocketCloseCode, _ reason: String) {
         var bytes = Array(reason.utf8.prefix(123))
         bytes.withUnsafeMutableBufferPointer { reasonBytes in
-            lws_close_reason(self.wsi, lws_close_status(rawValue: UInt32(code.rawValue)), reasonBytes.baseAddress, reasonBytes.count)
+            lws_close_reason(
+                self.wsi, lws_close_status(rawValue: UInt32(code.rawValue)), reasonBytes.baseAddress, reasonBytes.count)
         }
     }
 
     /// Facts about the WebSocket frame being received.
     var receivedFrame: (isBinary: Bool, isFinal: Bool, remaining: Int) {
-        (lws_frame_is_binary(self.wsi) != 0, lws_is_final_fragment(self.wsi) != 0, Int(lws_remaining_packet_payload(self.wsi)))
+        (
+            lws_frame_is_binary(self.wsi) != 0, lws_is_final_fragment(self.wsi) != 0,
+            Int(lws_remaining_packet_payload(self.wsi))
+        )
     }
 
     // MARK: Scheduling

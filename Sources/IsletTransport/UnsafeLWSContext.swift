@@ -50,9 +50,10 @@ final class LWSContext {
     private func createContext() throws(TransportError) {
         var info = lws_context_creation_info()
         // On a foreign loop lws installs no SIGINT/SIGTERM watchers of its own (4.1.6
-        // lib/event-libs/libuv/libuv.c installs them only when it owns the loop); the
-        // option below also keeps it from installing SIGSEGV/SIGFPE handlers.
-        info.options = islet_lws_option_libuv | islet_lws_option_explicit_vhosts | islet_lws_option_validate_utf8
+        // lib/event-libs/libuv/libuv.c installs them only when it owns the loop), and with
+        // UV_NO_SIGSEGV_SIGFPE_SPIN a crash is not turned into a spinning thread.
+        info.options =
+            islet_lws_option_libuv | islet_lws_option_explicit_vhosts | islet_lws_option_validate_utf8
             | islet_lws_option_uv_no_sigsegv_sigfpe_spin
         info.port = islet_lws_context_port_no_listen
         info.user = Unmanaged.passUnretained(self).toOpaque()

@@ -4,9 +4,9 @@
 // loop reports its end through its own termination state, not through `pthread_join`.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A dedicated OS thread for an event loop.
@@ -20,11 +20,13 @@ enum LoopThread {
     static func spawn(name: String, _ body: @escaping () -> Void) throws(TransportError) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+                box.body()
+                return nil
+            }, box)
         guard rc == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             throw TransportError(.loopFailed, call: "pthread_create", code: rc, message: "cannot start the loop thread")

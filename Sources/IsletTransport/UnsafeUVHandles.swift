@@ -99,10 +99,12 @@ final class UVTimerHandle {
     func start(afterMilliseconds delay: UInt64, repeatMilliseconds: UInt64, _ body: @escaping () -> Void) {
         self.onFire = body
         uvMust(
-            uv_timer_start(self.raw, { timer in
-                guard let data = timer?.pointee.data else { return }
-                Unmanaged<UVTimerHandle>.fromOpaque(data).takeUnretainedValue().onFire?()
-            }, delay, repeatMilliseconds), "uv_timer_start")
+            uv_timer_start(
+                self.raw,
+                { timer in
+                    guard let data = timer?.pointee.data else { return }
+                    Unmanaged<UVTimerHandle>.fromOpaque(data).takeUnretainedValue().onFire?()
+                }, delay, repeatMilliseconds), "uv_timer_start")
     }
 
     /// Stops and closes the timer; its closure is released at once.
@@ -128,10 +130,12 @@ final class UVSignalHandle {
         self.onSignal = body
         uvMust(uv_signal_init(loop.raw, self.raw), "uv_signal_init")
         self.raw.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
-        let rc = uv_signal_start(self.raw, { handle, signum in
-            guard let data = handle?.pointee.data else { return }
-            Unmanaged<UVSignalHandle>.fromOpaque(data).takeUnretainedValue().onSignal?(signum)
-        }, signal)
+        let rc = uv_signal_start(
+            self.raw,
+            { handle, signum in
+                guard let data = handle?.pointee.data else { return }
+                Unmanaged<UVSignalHandle>.fromOpaque(data).takeUnretainedValue().onSignal?(signum)
+            }, signal)
         if rc < 0 {
             self.close()
             throw TransportError(.signalFailed, call: "uv_signal_start", code: rc, message: uvErrorText(rc))

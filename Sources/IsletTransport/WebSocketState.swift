@@ -42,7 +42,9 @@ final class WebSocketState {
     func received(_ bytes: UnsafeRawBufferPointer) -> WebSocketMessage? {
         if self.sentClose { return nil }  // After our close frame, data is discarded.
         let frame = self.connection.receivedFrame
-        switch self.assembler.append(bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining) {
+        switch self.assembler.append(
+            bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining)
+        {
         case .incomplete:
             return nil
         case .message(let message):

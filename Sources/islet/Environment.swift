@@ -1,7 +1,7 @@
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process environment, read once.

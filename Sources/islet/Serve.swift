@@ -3,7 +3,7 @@ import IsletServer
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `islet serve`: runs the server until SIGINT or SIGTERM.
@@ -80,7 +80,8 @@ struct Serve: AsyncParsableCommand {
 
     private static func logLevel(_ text: String) throws -> Logger.Level {
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
-            throw ValidationError("unknown log level \(text); use trace, debug, info, notice, warning, error or critical")
+            throw ValidationError(
+                "unknown log level \(text); use trace, debug, info, notice, warning, error or critical")
         }
         return level
     }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import IsletCore
 import IsletTestSupport
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Black-box tests of the built `islet serve` process (`.build/debug/islet`).
 @Suite("islet serve as a process")
@@ -42,7 +43,8 @@ struct ServeProcessTests {
     @Test("environment variables configure serve; flags win over them")
     func environment() throws {
         let process = try IsletProcess(
-            arguments: ["serve"], environment: ["ISLET_PORT": "0", "ISLET_HOST": "127.0.0.1", "ISLET_LOG_LEVEL": "warning"])
+            arguments: ["serve"],
+            environment: ["ISLET_PORT": "0", "ISLET_HOST": "127.0.0.1", "ISLET_LOG_LEVEL": "warning"])
         let port = try process.waitForListening()
         #expect(port != 8080)
         process.send(signal: SIGTERM)

@@ -1,8 +1,9 @@
 import IsletCore
-@testable import IsletServer
 import IsletTestSupport
 import IsletTransport
 import Testing
+
+@testable import IsletServer
 
 /// A server on an in-memory transport: the whole HTTP and stream logic, no sockets.
 private func makeServer(
@@ -11,7 +12,8 @@ private func makeServer(
 ) throws -> (IsletServer, InMemoryTransport) {
     let transport = InMemoryTransport()
     let server = try IsletServer(
-        configuration: configuration, transport: transport, logger: makeTestLogger(), position: position, routes: routes)
+        configuration: configuration, transport: transport, logger: makeTestLogger(), position: position, routes: routes
+    )
     transport.delegate = server
     return (server, transport)
 }
@@ -56,7 +58,9 @@ struct InMemoryServerTests {
 
     @Test("route parameters are matched and passed")
     func parameters() throws {
-        let route = Route(.PUT, "/v1/devices/{id}") { context in .now(.json(["id": .string(context.parameters["id"] ?? "")])) }
+        let route = Route(.PUT, "/v1/devices/{id}") { context in
+            .now(.json(["id": .string(context.parameters["id"] ?? "")]))
+        }
         let (server, transport) = try makeServer(routes: [route])
         let reply = try #require(transport.request(.PUT, "/v1/devices/demo-1"))
         #expect(reply.body == Array(#"{"id":"demo-1"}"#.utf8))
@@ -93,7 +97,9 @@ struct InMemoryServerTests {
 struct InMemoryStreamTests {
     @Test("hello carries the provider's epoch and revision, the version and the limits")
     func hello() throws {
-        let (server, transport) = try makeServer(position: { StreamPosition(epoch: "e-42", revision: 9_007_199_254_740_993) })
+        let (server, transport) = try makeServer(position: {
+            StreamPosition(epoch: "e-42", revision: 9_007_199_254_740_993)
+        })
         let id = try #require(transport.openWebSocket())
         let text = String(decoding: transport.sent(to: id)[0].bytes, as: UTF8.self)
         #expect(text.contains(#""epoch":"e-42""#))
@@ -127,9 +133,10 @@ struct InMemoryStreamTests {
         let replies = try transport.sentJSON(to: id).dropFirst()
         #expect(replies.map { $0["type"] } == ["pong", "error", "error", "error", "error", "error"])
         #expect(replies.map { $0["id"] } == [["n": 1], 3, .null, "x", .null, .null])
-        #expect(replies.dropFirst().map { $0["error"]?["code"] } == [
-            "invalid_argument", "invalid_argument", "invalid_argument", "invalid_argument", "invalid_json",
-        ])
+        #expect(
+            replies.dropFirst().map { $0["error"]?["code"] } == [
+                "invalid_argument", "invalid_argument", "invalid_argument", "invalid_argument", "invalid_json",
+            ])
         #expect(transport.isOpen(id))
         _ = server
     }

@@ -19,10 +19,12 @@ struct LiveHTTPTests {
         }
     }
 
-    @Test("static files come with their MIME type, an ETag and Last-Modified", arguments: [
-        ("/", "text/html; charset=utf-8"), ("/index.html", "text/html; charset=utf-8"),
-        ("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8"),
-    ])
+    @Test(
+        "static files come with their MIME type, an ETag and Last-Modified",
+        arguments: [
+            ("/", "text/html; charset=utf-8"), ("/index.html", "text/html; charset=utf-8"),
+            ("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8"),
+        ])
     func staticFile(path: String, type: String) async throws {
         try await withRunningServer { server in
             let response = try TestHTTP.request(port: server.port, path)
@@ -58,11 +60,13 @@ struct LiveHTTPTests {
         }
     }
 
-    @Test("path traversal and its encoded variants are 404", arguments: [
-        "/../Package.swift", "/%2e%2e/Package.swift", "/%2E%2E%2FPackage.swift", "/..%2fPackage.swift",
-        "/.%2e/Package.swift", "/%2e%2e%2f%2e%2e%2fetc/passwd", "/../../../../etc/passwd", "/..\\Package.swift",
-        "/%252e%252e/Package.swift", "/.git/config", "/Public/../Package.swift", "//etc/passwd",
-    ])
+    @Test(
+        "path traversal and its encoded variants are 404",
+        arguments: [
+            "/../Package.swift", "/%2e%2e/Package.swift", "/%2E%2E%2FPackage.swift", "/..%2fPackage.swift",
+            "/.%2e/Package.swift", "/%2e%2e%2f%2e%2e%2fetc/passwd", "/../../../../etc/passwd", "/..\\Package.swift",
+            "/%252e%252e/Package.swift", "/.git/config", "/Public/../Package.swift", "//etc/passwd",
+        ])
     func traversal(path: String) async throws {
         try await withRunningServer { server in
             let connection = try TestHTTPConnection(port: server.port)
@@ -161,7 +165,8 @@ struct LiveHTTPTests {
     func wrongContentType() async throws {
         try await withRunningServer(routes: [echoRoute]) { server in
             let response = try TestHTTP.request(
-                port: server.port, "POST", "/test/echo", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
+                port: server.port, "POST", "/test/echo", headers: [("Content-Type", "text/plain")],
+                body: Array("{}".utf8))
             #expect(response.status == 415)
             #expect(response.errorCode == "unsupported_media_type")
         }
@@ -185,7 +190,8 @@ struct LiveHTTPTests {
             let connection = try TestHTTPConnection(port: server.port)
             for index in 0..<5 {
                 let response = try connection.request(
-                    "POST", "/test/echo", headers: [("Content-Type", "application/json")], body: Array("[\(index)]".utf8))
+                    "POST", "/test/echo", headers: [("Content-Type", "application/json")],
+                    body: Array("[\(index)]".utf8))
                 #expect(response.text == "[\(index)]")
             }
         }

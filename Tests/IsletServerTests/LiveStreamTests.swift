@@ -172,7 +172,8 @@ struct LoadGeneratorTests {
     func openStreams() async throws {
         try await withRunningServer { server in
             let generator = try await StreamLoadGenerator.start(logger: makeTestLogger())
-            let report = try await generator.openStreams(count: 50, host: "127.0.0.1", port: server.port, maxInFlight: 8)
+            let report = try await generator.openStreams(
+                count: 50, host: "127.0.0.1", port: server.port, maxInFlight: 8)
             #expect(report.greeted == 50)
             #expect(report.failed == 0)
             #expect(report.messagesReceived == 50)

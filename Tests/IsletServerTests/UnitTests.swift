@@ -1,24 +1,32 @@
 import IsletCore
-@testable import IsletServer
 import IsletTestSupport
 import IsletTransport
 import Testing
 
+@testable import IsletServer
+
 @Suite("Errors, configuration, router and static files")
 struct ServerUnitTests {
-    @Test("each API error code has its HTTP status", arguments: [
-        (APIError.Code.invalidJSON, 400), (.invalidArgument, 400), (.unauthorized, 401), (.forbidden, 403),
-        (.notFound, 404), (.methodNotAllowed, 405), (.conflict, 409), (.payloadTooLarge, 413),
-        (.unsupportedMediaType, 415), (.limitExceeded, 422), (.rateLimited, 429), (.internal, 500),
-    ])
+    @Test(
+        "each API error code has its HTTP status",
+        arguments: [
+            (APIError.Code.invalidJSON, 400), (.invalidArgument, 400), (.unauthorized, 401), (.forbidden, 403),
+            (.notFound, 404), (.methodNotAllowed, 405), (.conflict, 409), (.payloadTooLarge, 413),
+            (.unsupportedMediaType, 415), (.limitExceeded, 422), (.rateLimited, 429), (.internal, 500),
+        ])
     func statuses(code: APIError.Code, status: Int) throws {
         let error = APIError(code, "m", field: "/a/0")
         let response = error.httpResponse()
         #expect(response.status == status)
-        #expect(try JSONParser().parse(response.body) == ["error": ["code": .string(code.rawValue), "message": "m", "field": "/a/0"]])
-        #expect(try JSONParser().parse(error.streamMessage(id: "c1")) == [
-            "type": "error", "id": "c1", "error": ["code": .string(code.rawValue), "message": "m", "field": "/a/0"],
-        ])
+        #expect(
+            try JSONParser().parse(response.body) == [
+                "error": ["code": .string(code.rawValue), "message": "m", "field": "/a/0"]
+            ])
+        #expect(
+            try JSONParser().parse(error.streamMessage(id: "c1")) == [
+                "type": "error", "id": "c1",
+                "error": ["code": .string(code.rawValue), "message": "m", "field": "/a/0"],
+            ])
     }
 
     @Test("validate reports every problem at once")
@@ -48,9 +56,11 @@ struct ServerUnitTests {
         guard case .notFound = router.match(.GET, "/a") else { Issue.record("matched /a"); return }
     }
 
-    @Test("static paths that may not be served", arguments: [
-        "/../Package.swift", "/a/../../Package.swift", "/.hidden", "/%2e%2e/x", "/a\\b", "relative", "/x\0y",
-    ])
+    @Test(
+        "static paths that may not be served",
+        arguments: [
+            "/../Package.swift", "/a/../../Package.swift", "/.hidden", "/%2e%2e/x", "/a\\b", "relative", "/x\0y",
+        ])
     func refusedPaths(path: String) throws {
         let files = try StaticFiles(directory: PackagePaths.publicDirectory)
         #expect(files.resolve(path) == nil)
@@ -64,7 +74,12 @@ struct ServerUnitTests {
         #expect(MIMEType.forPath("/a.d/noext") == "application/octet-stream")
     }
 
-    @Test("HTTP dates", arguments: [(0, "Thu, 01 Jan 1970 00:00:00 GMT"), (1_795_334_400, "Sun, 22 Nov 2026 08:00:00 GMT"), (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT")])
+    @Test(
+        "HTTP dates",
+        arguments: [
+            (0, "Thu, 01 Jan 1970 00:00:00 GMT"), (1_795_334_400, "Sun, 22 Nov 2026 08:00:00 GMT"),
+            (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT"),
+        ])
     func dates(seconds: Int, text: String) {
         #expect(httpDate(secondsSince1970: seconds) == text)
     }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import IsletTestSupport
 import IsletTransport
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Starts a loop, runs `body`, stops it and returns how it closed.
 func withLoop(_ body: (EventLoop) async throws -> Void) async throws -> EventLoop.Termination {
@@ -49,7 +50,8 @@ struct EventLoopTests {
     @Test("one-shot, repeating and cancelled timers")
     func timers() async throws {
         let termination = try await withLoop { loop in
-            let fired: [String] = await withCheckedContinuation { (continuation: CheckedContinuation<[String], Never>) in
+            let fired: [String] = await withCheckedContinuation {
+                (continuation: CheckedContinuation<[String], Never>) in
                 loop.execute {
                     var log: [String] = []
                     let never = loop.scheduleTimer(after: .milliseconds(5)) { log.append("never") }

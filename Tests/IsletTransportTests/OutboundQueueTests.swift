@@ -1,5 +1,6 @@
-@testable import IsletTransport
 import Testing
+
+@testable import IsletTransport
 
 @Suite("Outbound queue")
 struct OutboundQueueTests {
@@ -56,16 +57,19 @@ struct OutboundQueueTests {
         let bytes = [UInt8](repeating: 7, count: 4096)
         var queues = (0..<100).map { _ in OutboundQueue(capBytes: 1 << 20) }
         for index in queues.indices { _ = queues[index].enqueue(.text(bytes)) }
-        let addresses = Set(queues.map { queue in
-            queue.nextChunk(maxBytes: 10)!.bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
-        })
+        let addresses = Set(
+            queues.map { queue in
+                queue.nextChunk(maxBytes: 10)!.bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+            })
         #expect(addresses.count == 1)
     }
 }
 
 @Suite("Message reassembly")
 struct MessageAssemblerTests {
-    private func feed(_ assembler: inout MessageAssembler, _ bytes: [UInt8], binary: Bool = false, final: Bool, remaining: Int = 0)
+    private func feed(
+        _ assembler: inout MessageAssembler, _ bytes: [UInt8], binary: Bool = false, final: Bool, remaining: Int = 0
+    )
         -> MessageAssembler.Result
     {
         bytes.withUnsafeBytes { assembler.append($0, isBinary: binary, isFinal: final, remainingInFrame: remaining) }
@@ -88,6 +92,8 @@ struct MessageAssemblerTests {
         #expect(self.feed(&pieces, Array(repeating: 0, count: 6), final: false) == .incomplete)
         #expect(self.feed(&pieces, Array(repeating: 0, count: 5), final: true) == .tooLarge)
         var exact = MessageAssembler(limitBytes: 10)
-        #expect(self.feed(&exact, Array(repeating: 0, count: 10), final: true) == .message(.text(Array(repeating: 0, count: 10))))
+        #expect(
+            self.feed(&exact, Array(repeating: 0, count: 10), final: true)
+                == .message(.text(Array(repeating: 0, count: 10))))
     }
 }

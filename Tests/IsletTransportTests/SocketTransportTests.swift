@@ -77,7 +77,8 @@ struct SocketTransportTests {
             let port = try await loop.submit { box.transport.boundPort }
             let response = try TestHTTP.request(
                 port: port, "PUT", "/a%20b/c?x=1&y=two%20words&flag",
-                headers: [("apns-topic", "com.example.app"), ("Authorization", "Bearer t")], body: Array("payload".utf8))
+                headers: [("apns-topic", "com.example.app"), ("Authorization", "Bearer t")], body: Array("payload".utf8)
+            )
             #expect(response.status == 200)
             #expect(response.text == "payload")
             #expect(response.headers["x-path"] == "/a b/c")
@@ -172,8 +173,12 @@ struct SocketTransportTests {
     func refusals() async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
-            #expect(throws: TestClientError.self) { _ = try TestWebSocketClient.connect(port: port, path: "/refuse", subprotocols: []) }
-            #expect(throws: TestClientError.self) { _ = try TestWebSocketClient.connect(port: port, subprotocols: ["nope"]) }
+            #expect(throws: TestClientError.self) {
+                _ = try TestWebSocketClient.connect(port: port, path: "/refuse", subprotocols: [])
+            }
+            #expect(throws: TestClientError.self) {
+                _ = try TestWebSocketClient.connect(port: port, subprotocols: ["nope"])
+            }
             let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
             try client.send(opcode: TestWebSocketClient.Frame.text, payload: [0xC3, 0x28])
             #expect(try client.readClose() == 1007)
@@ -187,7 +192,8 @@ struct SocketTransportTests {
             let termination = try await withLoop { other in
                 await #expect(throws: TransportError.bindFailed) {
                     try await other.submit {
-                        _ = try SocketTransport(loop: other, configuration: TransportConfiguration(port: port), logger: makeTestLogger())
+                        _ = try SocketTransport(
+                            loop: other, configuration: TransportConfiguration(port: port), logger: makeTestLogger())
                     }
                 }
             }

@@ -45,7 +45,9 @@ public final class StreamLoadGenerator: Sendable {
 
     /// Opens `count` streams to `host:port`, at most `maxInFlight` handshakes at a time, and
     /// returns once each has received its hello or failed (or `timeout` passed).
-    public func openStreams(count: Int, host: String, port: Int, maxInFlight: Int = 200, timeout: Duration = .seconds(120))
+    public func openStreams(
+        count: Int, host: String, port: Int, maxInFlight: Int = 200, timeout: Duration = .seconds(120)
+    )
         async throws -> Report
     {
         let state = self.state
@@ -96,7 +98,9 @@ public final class StreamLoadGenerator: Sendable {
             while self.remaining > 0 && self.inFlight < self.maxInFlight {
                 self.remaining -= 1
                 self.inFlight += 1
-                if self.pool?.connect(host: self.target.0, port: self.target.1, path: "/v1/stream", subprotocol: "islet.v1") == nil {
+                if self.pool?.connect(
+                    host: self.target.0, port: self.target.1, path: "/v1/stream", subprotocol: "islet.v1") == nil
+                {
                     self.failed("could not start a connection")
                 }
             }
