@@ -25,8 +25,8 @@ public final class IsletServer {
     public static let streamSubprotocol = "islet.v1"
     public static let streamPath = "/v1/stream"
 
-    /// Creates the server and becomes the transport's delegate's target (set
-    /// `transport.delegate = server` for `SocketTransport`).
+    /// Creates the server on `transport`. Make it the transport's delegate afterwards
+    /// (`transport.delegate = server`); `RunningServer` does this.
     ///
     /// - Parameters:
     ///   - registry: Where metrics are recorded and rendered from (`/metrics`).
