@@ -1,4 +1,7 @@
-/* libuv for IsletTransport. Only IsletTransport imports this module. */
+/*
+ * libuv for IsletTransport. Only IsletTransport imports this module.
+ * No logic lives here.
+ */
 #ifndef ISLET_CLIBUV_SHIM_H
 #define ISLET_CLIBUV_SHIM_H
 

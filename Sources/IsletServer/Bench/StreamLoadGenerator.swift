@@ -1,0 +1,147 @@
+import IsletTransport
+public import Logging
+
+/// Opens many `/v1/stream` connections from this process (libwebsockets client mode on its own
+/// event loop) and counts what they receive: the load generator of `islet bench`. It lives in
+/// IsletServer because it speaks Islet's stream protocol, and `islet` may import only this
+/// module.
+public final class StreamLoadGenerator: Sendable {
+    /// What `openStreams` achieved.
+    public struct Report: Sendable {
+        public var opened = 0
+        public var failed = 0
+        /// Connections whose first message (the `hello`) arrived.
+        public var greeted = 0
+        public var messagesReceived = 0
+        public var bytesReceived = 0
+        public var firstFailure: String?
+    }
+
+    private let loop: EventLoop
+    private let state: State
+
+    private init(loop: EventLoop, state: State) {
+        self.loop = loop
+        self.state = state
+    }
+
+    /// Starts the generator's loop and client context.
+    public static func start(logger: Logger) async throws -> StreamLoadGenerator {
+        let loop = try EventLoop(name: "islet-loadgen", logger: logger)
+        try loop.start()
+        let state = State()
+        do {
+            try await loop.submit {
+                state.pool = try WebSocketClientPool(loop: loop, logger: logger)
+                state.pool?.delegate = state
+            }
+        } catch {
+            loop.execute { loop.stop() }
+            _ = await loop.terminated()
+            throw error
+        }
+        return StreamLoadGenerator(loop: loop, state: state)
+    }
+
+    /// Opens `count` streams to `host:port`, at most `maxInFlight` handshakes at a time, and
+    /// returns once each has received its hello or failed (or `timeout` passed).
+    public func openStreams(
+        count: Int, host: String, port: Int, maxInFlight: Int = 200, timeout: Duration = .seconds(120)
+    )
+        async throws -> Report
+    {
+        let state = self.state
+        let loop = self.loop
+        return try await withCheckedThrowingContinuation { continuation in
+            let accepted = loop.execute {
+                state.target = (host, port)
+                state.remaining = count
+                state.maxInFlight = maxInFlight
+                state.done = { continuation.resume(returning: state.report) }
+                loop.scheduleTimer(after: timeout) { state.finish() }
+                state.startMore()
+            }
+            if !accepted { continuation.resume(throwing: TransportError.loopStopped) }
+        }
+    }
+
+    /// Counters so far.
+    public func report() async throws -> Report {
+        let state = self.state
+        return try await self.loop.submit { state.report }
+    }
+
+    /// Closes every stream, destroys the client context and stops the loop. Returns whether
+    /// the loop closed cleanly.
+    public func stop() async -> Bool {
+        let state = self.state
+        let loop = self.loop
+        loop.execute {
+            guard let pool = state.pool else { return loop.stop() }
+            pool.shutdown(gracePeriod: .seconds(5)) { loop.stop() }
+        }
+        return await loop.terminated().isClean
+    }
+
+    /// Loop-confined counters and pool, reachable only from jobs on the generator's loop.
+    private final class State: WebSocketClientDelegate, @unchecked Sendable {
+        var pool: WebSocketClientPool?
+        var report = Report()
+        var target = ("127.0.0.1", 0)
+        var remaining = 0
+        var inFlight = 0
+        var maxInFlight = 200
+        var greeted: Set<ConnectionID> = []
+        var done: (() -> Void)?
+
+        func startMore() {
+            while self.remaining > 0 && self.inFlight < self.maxInFlight {
+                self.remaining -= 1
+                self.inFlight += 1
+                if self.pool?.connect(
+                    host: self.target.0, port: self.target.1, path: "/v1/stream", subprotocol: "islet.v1") == nil
+                {
+                    self.failed("could not start a connection")
+                }
+            }
+            if self.remaining == 0 && self.inFlight == 0 { self.finish() }
+        }
+
+        func finish() {
+            guard let done = self.done else { return }
+            self.done = nil
+            done()
+        }
+
+        private func failed(_ reason: String) {
+            self.report.failed += 1
+            self.report.firstFailure = self.report.firstFailure ?? reason
+            self.inFlight -= 1
+        }
+
+        func client(_ pool: WebSocketClientPool, didOpen connection: ConnectionID) {
+            self.report.opened += 1
+        }
+
+        func client(_ pool: WebSocketClientPool, didReceive message: WebSocketMessage, from connection: ConnectionID) {
+            self.report.messagesReceived += 1
+            self.report.bytesReceived += message.bytes.count
+            guard self.greeted.insert(connection).inserted else { return }
+            self.report.greeted += 1
+            self.inFlight -= 1
+            self.startMore()
+        }
+
+        func client(_ pool: WebSocketClientPool, didFail connection: ConnectionID, reason: String) {
+            self.failed(reason)
+            self.startMore()
+        }
+
+        func client(_ pool: WebSocketClientPool, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
+            if self.greeted.remove(connection) == nil {
+                self.failed("closed before hello")
+                self.startMore()
+            }
+        }
+    }
+}

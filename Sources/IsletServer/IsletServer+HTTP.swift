@@ -1,0 +1,78 @@
+import IsletCore
+import IsletTransport
+
+extension IsletServer {
+    /// Routes a request. Returns the metrics label of what answered it and the reply.
+    func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
+        if let problem = request.bodyProblem {
+            return ("body_refused", .now(self.refusal(problem).httpResponse()))
+        }
+        switch self.router.match(request.method, request.path) {
+        case .found(let route, let parameters):
+            return (route.pattern, self.run(route, request, parameters))
+        case .methodNotAllowed(let allowed):
+            return ("method_not_allowed", .now(self.notAllowed(request.method, allowed)))
+        case .notFound:
+            return self.serveStatic(request)
+        }
+    }
+
+    private func refusal(_ problem: HTTPRequest.BodyProblem) -> APIError {
+        switch problem {
+        case .tooLarge(let limit):
+            return APIError(.payloadTooLarge, "request body is larger than \(limit) bytes")
+        case .lengthRequired:
+            return APIError(.invalidArgument, "chunked request bodies are not accepted: send Content-Length")
+        }
+    }
+
+    private func run(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> RouteReply {
+        do throws(APIError) {
+            let json = route.body == .json ? try self.jsonBody(of: request) : nil
+            let answered = LoopConfined(self)
+            let context = RouteContext(request: request, parameters: parameters, json: json) { response in
+                answered.value?.answer(request.id, route: route.pattern, with: response)
+            }
+            return try route.handler(context)
+        } catch {
+            return .now(error.httpResponse())
+        }
+    }
+
+    private func jsonBody(of request: HTTPRequest) throws(APIError) -> JSONValue {
+        let mediaType = request.headers["content-type"]?.split(separator: ";").first?
+            .trimmingCharacters(in: " ").lowercased()
+        guard mediaType == "application/json" else {
+            throw APIError(.unsupportedMediaType, "send the body as Content-Type: application/json")
+        }
+        return try JSONParser().parse(request.body)
+    }
+
+    private func notAllowed(_ method: HTTPMethod, _ allowed: [HTTPMethod]) -> HTTPResponse {
+        let allow = (allowed + [.OPTIONS]).map(\.rawValue).joined(separator: ", ")
+        if method == .OPTIONS { return HTTPResponse(status: 204, headers: ["allow": allow]) }
+        return APIError(.methodNotAllowed, "\(method.rawValue) is not allowed here; use \(allow)")
+            .httpResponse(headers: ["allow": allow])
+    }
+
+    private func serveStatic(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
+        guard let files = self.staticFiles else { return ("unmatched", .now(APIError.notFound.httpResponse())) }
+        if request.method == .GET || request.method == .HEAD {
+            if let response = files.response(for: request.path, headers: request.headers) {
+                return ("static", .now(response))
+            }
+        } else if files.exists(request.path) {
+            return ("static", .now(self.notAllowed(request.method, [.GET, .HEAD])))
+        }
+        return ("unmatched", .now(APIError(.notFound, "no route or file at \(request.path)").httpResponse()))
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in character: Character) -> Substring {
+        var text = self
+        while text.first == character { text.removeFirst() }
+        while text.last == character { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,70 @@
+extension SocketTransport {
+    func upgradeRequested(_ connection: LWSConnection) -> LWSVerdict {
+        guard self.isAccepting, let (_, path) = connection.methodAndPath() else { return .close }
+        let id = self.makeID(for: connection)
+        let name = connection.protocolName
+        let upgrade = WebSocketUpgrade(
+            path: path, query: connection.query(),
+            headers: connection.headers(extraNames: self.configuration.extraHeaderNames),
+            subprotocol: self.configuration.subprotocols.contains(name ?? "") ? name : nil)
+        guard self.delegate?.transport(self, shouldAccept: upgrade) == true else { return .close }
+        self.pendingUpgrades[id] = upgrade
+        return .proceed
+    }
+
+    func webSocketOpened(_ connection: LWSConnection) -> LWSVerdict {
+        guard let id = connection.id, let upgrade = self.pendingUpgrades.removeValue(forKey: id) else { return .close }
+        if self.exchanges.removeValue(forKey: id) != nil { self.statistics.openHTTPConnections -= 1 }
+        self.sockets[id] = WebSocketState(
+            id: id, connection: connection, outboundCap: self.configuration.outboundCapBytes,
+            messageLimit: self.configuration.maxMessageBytes)
+        self.statistics.openWebSockets += 1
+        self.delegate?.transport(self, didOpen: id, upgrade: upgrade)
+        return .proceed
+    }
+
+    func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
+        guard let id = connection.id, let state = self.sockets[id] else { return .close }
+        self.statistics.bytesReceived += UInt64(bytes.count)
+        guard let message = state.received(bytes) else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        self.delegate?.transport(self, didReceive: message, from: id)
+        return .proceed
+    }
+
+    func webSocketWritable(_ connection: LWSConnection) -> LWSVerdict {
+        guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
+        let (verdict, written) = state.writeNext(buffer: self.writeBuffer)
+        self.statistics.bytesSent += UInt64(written)
+        return verdict
+    }
+
+    func webSocketPeerClosing(_ connection: LWSConnection, _ payload: UnsafeRawBufferPointer) -> LWSVerdict {
+        guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
+        return state.peerClosing(payload)
+    }
+
+    func webSocketClosed(_ connection: LWSConnection) {
+        guard let id = connection.id, let state = self.sockets.removeValue(forKey: id) else { return }
+        self.statistics.openWebSockets -= 1
+        self.delegate?.transport(self, didClose: id, code: state.closeCode)
+        self.checkShutdown()
+    }
+
+    @discardableResult
+    public func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult {
+        self.sockets[connection]?.enqueue(message) ?? .notOpen
+    }
+
+    public func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String) {
+        self.sockets[connection]?.close(code: code, reason: reason)
+    }
+
+    public func queuedBytes(of connection: ConnectionID) -> Int {
+        self.sockets[connection]?.outbound.queuedBytes ?? 0
+    }
+
+    @discardableResult
+    public func discardQueued(of connection: ConnectionID) -> Int {
+        self.sockets[connection]?.discardQueued() ?? 0
+    }
+}

@@ -1,0 +1,125 @@
+public import Logging
+
+/// The real transport: libwebsockets (HTTP/1.1 and WebSockets) on an `EventLoop`.
+///
+/// Create it on the loop thread; every method must be called on that thread. It reports
+/// requests and WebSocket events to its delegate and writes only from libwebsockets'
+/// writable callbacks, one `lws_write` per callback, from per-connection queues with a cap.
+///
+/// ```swift
+/// loop.execute {
+///     let transport = try SocketTransport(loop: loop, configuration: .init(port: 0), logger: logger)
+///     transport.delegate = server
+///     print(transport.boundPort)
+/// }
+/// ```
+public final class SocketTransport: Transport {
+    public let loop: EventLoop
+    public let configuration: TransportConfiguration
+    /// The port the transport listens on (useful when the configuration asked for port 0).
+    public private(set) var boundPort: Int = 0
+    /// Receives requests and WebSocket events. Not retained.
+    public weak var delegate: (any TransportDelegate)?
+    public internal(set) var statistics = TransportStatistics()
+
+    let logger: Logger
+    let lws: LWSContext
+    let writeBuffer: WriteBuffer
+    private var nextID: UInt64 = 1
+    var exchanges: [ConnectionID: HTTPExchange] = [:]
+    var sockets: [ConnectionID: WebSocketState] = [:]
+    var pendingUpgrades: [ConnectionID: WebSocketUpgrade] = [:]
+    var isAccepting = true
+    private var shutdown: ShutdownState?
+
+    private struct ShutdownState {
+        var completion: (() -> Void)?
+        var timer: LoopTimer?
+    }
+
+    /// Creates the libwebsockets context on `loop` and starts listening.
+    ///
+    /// Must be called on the loop thread.
+    /// - Throws: `TransportError` when the context cannot be created or the address not bound.
+    public init(loop: EventLoop, configuration: TransportConfiguration, logger: Logger) throws(TransportError) {
+        self.loop = loop
+        self.configuration = configuration
+        self.logger = logger
+        self.writeBuffer = WriteBuffer(capacity: max(configuration.writeChunkBytes, 4096))
+        self.lws = try LWSContext(
+            loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096, logger: logger)
+        self.lws.handler = self
+        do {
+            self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port)
+        } catch {
+            self.lws.destroy()
+            throw error
+        }
+        logger.debug(
+            "transport listening", metadata: ["islet.host": "\(configuration.host)", "islet.port": "\(self.boundPort)"])
+    }
+
+    func makeID(for connection: LWSConnection) -> ConnectionID {
+        if let id = connection.id { return id }
+        let id = ConnectionID(self.nextID)
+        self.nextID += 1
+        connection.id = id
+        self.statistics.connectionsAccepted += 1
+        return id
+    }
+
+    // MARK: Transport
+
+    public func stopAccepting() {
+        self.isAccepting = false
+    }
+
+    public func shutdown(gracePeriod: Duration, completion: @escaping () -> Void) {
+        self.loop.preconditionInEventLoop()
+        guard self.shutdown == nil else { return }
+        self.isAccepting = false
+        self.shutdown = ShutdownState(completion: completion, timer: nil)
+        // The timers hold the transport strongly: it lives until its shutdown has finished.
+        self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { self.finishShutdown() }
+        self.logger.debug(
+            "transport shutdown",
+            metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
+        for exchange in self.exchanges.values where exchange.isIdle { exchange.connection.closeSoon() }
+        self.checkShutdown()
+    }
+
+    /// Finishes a shutdown in progress once nothing is left open.
+    func checkShutdown() {
+        guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty else {
+            return
+        }
+        // Not from inside the lws callback that reported the last close: from a fresh loop turn.
+        self.loop.scheduleTimer(after: .zero) { self.finishShutdown() }
+    }
+
+    var isShuttingDown: Bool { self.shutdown != nil }
+
+    private func finishShutdown() {
+        guard var state = self.shutdown, let completion = state.completion else { return }
+        state.completion = nil
+        state.timer?.cancel()
+        self.shutdown = state
+        self.logger.debug(
+            "transport closing",
+            metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
+        self.lws.destroy()
+        completion()
+    }
+}
+
+extension SocketTransport: LWSEvents {
+    func networkConnectionOffered() -> LWSVerdict { self.isAccepting ? .proceed : .close }
+
+    func connectionDestroyed(_ connection: LWSConnection) {
+        guard let id = connection.id else { return }
+        if self.exchanges.removeValue(forKey: id) != nil { self.statistics.openHTTPConnections -= 1 }
+        self.pendingUpgrades[id] = nil
+        if self.sockets[id] != nil { self.webSocketClosed(connection) }
+        self.checkShutdown()
+    }
+}

@@ -1,0 +1,55 @@
+/// What a server needs from a transport: replies, WebSocket sends and closes, and shutdown.
+///
+/// `SocketTransport` implements it with libwebsockets on an `EventLoop`; tests use
+/// `InMemoryTransport` (IsletTestSupport). Every method must be called on the loop thread
+/// (for the in-memory transport: the test's thread).
+public protocol Transport: AnyObject {
+    /// Answers a request. A reply to a request whose connection has closed is dropped.
+    func respond(to request: RequestID, with response: HTTPResponse)
+
+    /// Queues a message for a WebSocket. Writing happens when the socket is writable.
+    @discardableResult
+    func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult
+
+    /// Closes a WebSocket with `code` after its queued messages have been written.
+    func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String)
+
+    /// Bytes queued for a connection and not yet handed to the socket.
+    func queuedBytes(of connection: ConnectionID) -> Int
+
+    /// Drops the queued messages of a connection that have not started to be written (a message
+    /// partly written is finished, to keep the framing intact). Returns the bytes dropped.
+    @discardableResult
+    func discardQueued(of connection: ConnectionID) -> Int
+
+    /// Refuses new connections from now on. Open connections continue.
+    func stopAccepting()
+
+    /// Ends the transport once every connection has closed and every reply has been written, or
+    /// after `gracePeriod`, whichever comes first; then calls `completion`. Connections still
+    /// open then are dropped.
+    func shutdown(gracePeriod: Duration, completion: @escaping () -> Void)
+
+    /// Counters for metrics.
+    var statistics: TransportStatistics { get }
+}
+
+/// Receives what happens on a transport. Called on the loop thread.
+public protocol TransportDelegate: AnyObject {
+    /// A request arrived with its whole body (or with `bodyProblem` set). Answer it with
+    /// `respond(to:with:)`, now or later.
+    func transport(_ transport: any Transport, didReceive request: HTTPRequest)
+
+    /// A client asks to open a WebSocket. Return false to refuse it (the socket is closed).
+    func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool
+
+    /// A WebSocket is open and may be sent to.
+    func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade)
+
+    /// A complete message arrived.
+    func transport(_ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID)
+
+    /// The WebSocket closed. `code` is the peer's close code, or the one we sent, or nil if the
+    /// connection simply dropped. Its identifier is invalid from now on.
+    func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?)
+}

@@ -1,0 +1,36 @@
+/// How a `SocketTransport` listens and what it accepts. Defaults are Islet's.
+public struct TransportConfiguration: Sendable {
+    /// The address to listen on. `127.0.0.1` (the default) also disables IPv6.
+    public var host: String
+    /// The TCP port; 0 picks a free one (read it back from `SocketTransport.boundPort`).
+    public var port: Int
+    /// WebSocket subprotocols the transport accepts, e.g. `["islet.v1"]`. A client that offers
+    /// only others is refused; a client that offers none is accepted with `subprotocol == nil`.
+    public var subprotocols: [String]
+    /// Largest request body accepted, in bytes (default 256 KiB).
+    public var maxRequestBodyBytes: Int
+    /// Largest WebSocket message accepted, in bytes, after reassembly (default 64 KiB).
+    public var maxMessageBytes: Int
+    /// Outbound bytes a WebSocket may have queued (default 1 MiB).
+    public var outboundCapBytes: Int
+    /// Largest piece written per writable callback, in bytes: HTTP body chunks and WebSocket
+    /// fragments (default 64 KiB).
+    public var writeChunkBytes: Int
+    /// Request header names, beyond the ones libwebsockets knows, to pass on (e.g. `apns-topic`).
+    public var extraHeaderNames: [String]
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
+        maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
+        outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = []
+    ) {
+        self.host = host
+        self.port = port
+        self.subprotocols = subprotocols
+        self.maxRequestBodyBytes = maxRequestBodyBytes
+        self.maxMessageBytes = maxMessageBytes
+        self.outboundCapBytes = outboundCapBytes
+        self.writeChunkBytes = writeChunkBytes
+        self.extraHeaderNames = extraHeaderNames
+    }
+}

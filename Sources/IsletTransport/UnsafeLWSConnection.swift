@@ -1,0 +1,256 @@
+// Thread and lifetime rules: an `LWSConnection` wraps a `struct lws *` that libwebsockets owns.
+// Use it only on the loop thread, and only inside a libwebsockets callback for that connection
+// or between callbacks while the connection is known to be open (from its first callback to
+// LWS_CALLBACK_CLOSED / CLOSED_HTTP, after which the pointer is dangling). Header accessors
+// work only while lws still holds the request headers (HTTP, BODY and FILTER_* callbacks).
+// The write helpers copy bytes into the transport's `WriteBuffer`, which leaves LWS_PRE bytes
+// in front as lws_write requires, and issue exactly one lws_write per call.
+
+internal import CLibWebSockets
+
+/// One reusable buffer for lws_write, with the LWS_PRE headroom lws needs in front.
+/// Allocated once per transport; single-threaded (the loop thread).
+final class WriteBuffer {
+    let capacity: Int
+    private let base: UnsafeMutableRawPointer
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        self.base = .allocate(byteCount: islet_lws_pre + capacity, alignment: 16)
+    }
+
+    deinit { self.base.deallocate() }
+
+    /// The first byte after the LWS_PRE headroom.
+    var payload: UnsafeMutablePointer<UInt8> {
+        (self.base + islet_lws_pre).assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// Copies `bytes` after the headroom and returns the pointer to pass to lws_write.
+    func load(_ bytes: ArraySlice<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        precondition(bytes.count <= self.capacity, "write larger than the write buffer")
+        bytes.withUnsafeBytes { source in
+            if let address = source.baseAddress {
+                self.payload.update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count)
+            }
+        }
+        return self.payload
+    }
+}
+
+/// A libwebsockets connection (`struct lws *`) with typed accessors.
+struct LWSConnection {
+    let wsi: OpaquePointer
+
+    // MARK: Identity
+
+    /// The transport's identifier for this connection, kept in lws's opaque user data.
+    var id: ConnectionID? {
+        get {
+            guard let raw = lws_get_opaque_user_data(self.wsi) else { return nil }
+            return ConnectionID(UInt64(UInt(bitPattern: raw)))
+        }
+        nonmutating set {
+            lws_set_opaque_user_data(
+                self.wsi, newValue.flatMap { UnsafeMutableRawPointer(bitPattern: UInt($0.rawValue)) })
+        }
+    }
+
+    /// The name of the protocol lws bound this connection to.
+    var protocolName: String? {
+        guard let proto = lws_get_protocol(self.wsi), let name = proto.pointee.name else { return nil }
+        return String(cString: name)
+    }
+
+    // MARK: Request head
+
+    /// The request method and the URI libwebsockets parsed (percent-decoded, no query).
+    func methodAndPath() -> (HTTPMethod?, String)? {
+        var uri: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        let index = lws_http_get_uri_and_method(self.wsi, &uri, &length)
+        guard index >= 0, let uri else { return nil }
+        let path = String(decoding: UnsafeRawBufferPointer(start: uri, count: Int(length)), as: UTF8.self)
+        return (Self.method(lwsIndex: index, colonMethod: { self.header(WSI_TOKEN_HTTP_COLON_METHOD) }), path)
+    }
+
+    private static func method(lwsIndex: Int32, colonMethod: () -> String?) -> HTTPMethod? {
+        // The order of lws's `methods[]` table (lib/roles/http/server/server.c, 4.1.6).
+        switch lwsIndex {
+        case 0: return .GET
+        case 1: return .POST
+        case 2: return .OPTIONS
+        case 3: return .PUT
+        case 4: return .PATCH
+        case 5: return .DELETE
+        case 7: return .HEAD
+        case 8: return colonMethod().flatMap { HTTPMethod(rawValue: $0) }  // HTTP/2 ":path"
+        default: return nil
+        }
+    }
+
+    /// The value of a header lws knows by token, or nil if absent.
+    func header(_ token: lws_token_indexes) -> String? {
+        let length = lws_hdr_total_length(self.wsi, token)
+        guard length > 0 else { return nil }
+        return String(unsafeUninitializedCapacity: Int(length) + 1) { buffer in
+            let copied = buffer.withMemoryRebound(to: CChar.self) { chars in
+                lws_hdr_copy(self.wsi, chars.baseAddress, Int32(chars.count), token)
+            }
+            return max(0, Int(copied))
+        }
+    }
+
+    /// Every header lws parsed, plus the custom ones named in `extraNames`.
+    func headers(extraNames: [String]) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for raw in 0..<Int(WSI_TOKEN_COUNT.rawValue) {
+            let token = lws_token_indexes(rawValue: UInt32(raw))
+            guard lws_hdr_total_length(self.wsi, token) > 0, let name = lws_token_to_string(token) else { continue }
+            let text = String(cString: name)
+            // Header tokens are spelled "name:"; method, version and pseudo-header tokens are not.
+            guard text.hasSuffix(":"), !text.hasPrefix(":"), let value = self.header(token) else { continue }
+            headers.add(name: String(text.dropLast()), value: value)
+        }
+        for name in extraNames {
+            if let value = self.customHeader(name) { headers.add(name: name, value: value) }
+        }
+        return headers
+    }
+
+    private func customHeader(_ name: String) -> String? {
+        let key = name.lowercased() + ":"
+        let length = key.withCString { lws_hdr_custom_length(self.wsi, $0, Int32(key.utf8.count)) }
+        guard length > 0 else { return nil }
+        return String(unsafeUninitializedCapacity: Int(length) + 1) { buffer in
+            let copied = key.withCString { keyPointer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    lws_hdr_custom_copy(
+                        self.wsi, chars.baseAddress, Int32(chars.count), keyPointer, Int32(key.utf8.count))
+                }
+            }
+            return max(0, Int(copied))
+        }
+    }
+
+    /// The query parameters, each percent-decoded by lws.
+    func query() -> [QueryItem] {
+        let total = Int(lws_hdr_total_length(self.wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return [] }
+        var items: [QueryItem] = []
+        var buffer = [CChar](repeating: 0, count: total + 1)
+        var index: Int32 = 0
+        while true {
+            let length = lws_hdr_copy_fragment(self.wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+            guard length >= 0 else { return items }
+            let fragment = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let equals = fragment.firstIndex(of: "=") {
+                items.append(
+                    QueryItem(
+                        name: String(fragment[..<equals]), value: String(fragment[fragment.index(after: equals)...])))
+            } else if !fragment.isEmpty {
+                items.append(QueryItem(name: fragment, value: ""))
+            }
+            index += 1
+        }
+    }
+
+    // MARK: HTTP writes
+
+    /// Writes the status line and headers (one lws_write). Returns false on failure.
+    func writeResponseHead(status: Int, headers: HTTPHeaders, contentLength: Int, buffer: WriteBuffer) -> Bool {
+        let start = buffer.payload
+        var cursor: UnsafeMutablePointer<UInt8>? = start
+        let end = start + buffer.capacity
+        let contentType = headers["content-type"]
+        let added = withOptionalCString(contentType) { type in
+            lws_add_http_common_headers(self.wsi, UInt32(status), type, lws_filepos_t(contentLength), &cursor, end)
+        }
+        guard added == 0 else { return false }
+        for field in headers where field.name != "content-type" && field.name != "content-length" {
+            let name = field.name + ":"
+            let ok = name.withCString { namePointer in
+                field.value.withCString { valuePointer in
+                    lws_add_http_header_by_name(
+                        self.wsi, UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self),
+                        UnsafeRawPointer(valuePointer).assumingMemoryBound(to: UInt8.self),
+                        Int32(field.value.utf8.count), &cursor, end)
+                }
+            }
+            guard ok == 0 else { return false }
+        }
+        return lws_finalize_write_http_header(self.wsi, start, &cursor, end) == 0
+    }
+
+    /// Writes one piece of an HTTP body (one lws_write). Returns false on failure.
+    func writeBody(_ bytes: ArraySlice<UInt8>, isFinal: Bool, buffer: WriteBuffer) -> Bool {
+        let payload = buffer.load(bytes)
+        let kind = isFinal ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
+        return lws_write(self.wsi, payload, bytes.count, kind) >= 0
+    }
+
+    /// Ends an HTTP transaction. Returns true if the connection stays open for another request.
+    func completeTransaction() -> Bool { lws_http_transaction_completed(self.wsi) == 0 }
+
+    // MARK: WebSocket
+
+    /// Writes one frame or fragment (one lws_write). Returns false on failure.
+    func writeWebSocket(_ chunk: OutboundQueue.Chunk, buffer: WriteBuffer) -> Bool {
+        let payload = buffer.load(chunk.bytes)
+        let initial = chunk.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
+        let flags = islet_lws_write_ws_flags(Int32(initial.rawValue), chunk.isFirst ? 1 : 0, chunk.isLast ? 1 : 0)
+        return lws_write(self.wsi, payload, chunk.bytes.count, lws_write_protocol(rawValue: UInt32(flags))) >= 0
+    }
+
+    /// Writes a close frame (one lws_write) and gives the peer 5 s to answer it.
+    ///
+    /// Used instead of `lws_close_reason` + returning -1 from a writable callback: Debian's lws
+    /// 4.1.6 is built with `_DEBUG`, whose libuv "repeat close" test kills a connection closed
+    /// from a writable callback before the close frame is sent.
+    func writeClose(_ code: WebSocketCloseCode, _ reason: String, buffer: WriteBuffer) -> Bool {
+        let payload = [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)] + Array(reason.utf8.prefix(123))
+        let pointer = buffer.load(payload[...])
+        guard
+            lws_write(self.wsi, pointer, payload.count, lws_write_protocol(rawValue: UInt32(islet_lws_write_close)))
+                >= 0
+        else { return false }
+        lws_set_timeout(self.wsi, PENDING_TIMEOUT_CLOSE_ACK, 5)
+        return true
+    }
+
+    /// Sets the close frame lws will send when the callback returns -1 (from a receive callback).
+    func setCloseReason(_ code: WebSocketCloseCode, _ reason: String) {
+        var bytes = Array(reason.utf8.prefix(123))
+        bytes.withUnsafeMutableBufferPointer { reasonBytes in
+            lws_close_reason(
+                self.wsi, lws_close_status(rawValue: UInt32(code.rawValue)), reasonBytes.baseAddress, reasonBytes.count)
+        }
+    }
+
+    /// Facts about the WebSocket frame being received.
+    var receivedFrame: (isBinary: Bool, isFinal: Bool, remaining: Int) {
+        (
+            lws_frame_is_binary(self.wsi) != 0, lws_is_final_fragment(self.wsi) != 0,
+            Int(lws_remaining_packet_payload(self.wsi))
+        )
+    }
+
+    // MARK: Scheduling
+
+    /// Asks for one writable callback. Cheap to call again before it arrives.
+    func requestWritable() { _ = lws_callback_on_writable(self.wsi) }
+
+    /// Closes the connection on the next loop turn, from outside its callbacks.
+    func closeSoon() { lws_set_timeout(self.wsi, PENDING_TIMEOUT_USER_OK, islet_lws_to_kill_async) }
+}
+
+/// The close code at the start of a close frame's payload, if there is one.
+func closeCode(fromClosePayload payload: UnsafeRawBufferPointer) -> WebSocketCloseCode? {
+    guard payload.count >= 2 else { return nil }
+    return WebSocketCloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))
+}
+
+private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let string else { return body(nil) }
+    return string.withCString(body)
+}

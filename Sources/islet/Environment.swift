@@ -1,0 +1,40 @@
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The process environment, read once.
+struct Environment {
+    let values: [String: String]
+
+    static var current: Environment {
+        var values: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return Environment(values: values)
+    }
+
+    subscript(name: String) -> String? {
+        guard let value = self.values[name], !value.isEmpty else { return nil }
+        return value
+    }
+}
+
+/// A logger writing to standard error at `level`. Only the executable bootstraps logging.
+func makeLogger(level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    var logger = Logger(label: "islet")
+    logger.logLevel = level
+    return logger
+}

@@ -1,0 +1,75 @@
+import IsletCore
+import IsletTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Black-box tests of the built `islet serve` process (`.build/debug/islet`).
+@Suite("islet serve as a process")
+struct ServeProcessTests {
+    @Test("port 0: one machine-readable listening line on stdout, and the server answers")
+    func listeningLine() throws {
+        let process = try IsletProcess(arguments: ["serve", "--port", "0"])
+        let port = try process.waitForListening()
+        #expect(port > 0 && port != 8080)
+        #expect(try TestHTTP.request(port: port, "/healthz").status == 200)
+        process.send(signal: SIGTERM)
+        #expect(try process.waitForExit() == 0)
+        #expect(try process.readLine() == nil)
+    }
+
+    @Test("SIGTERM closes every WebSocket with 1001 and exits 0", arguments: [SIGTERM, SIGINT])
+    func gracefulShutdown(signal: Int32) throws {
+        let process = try IsletProcess(arguments: ["serve", "--port", "0"])
+        let port = try process.waitForListening()
+        let clients = try (0..<10).map { _ in try TestWebSocketClient.connect(port: port) }
+        for client in clients { #expect(try client.readJSON()["type"] == "hello") }
+        process.send(signal: signal)
+        for client in clients { #expect(try client.readClose() == 1001) }
+        #expect(try process.waitForExit() == 0)
+        #expect(throws: TestClientError.self) { _ = try TestSocket.connect(port: port) }
+    }
+
+    @Test("a non-loopback address without --admin-token is refused with exit code 2")
+    func nonLoopbackNeedsToken() throws {
+        let process = try IsletProcess(arguments: ["serve", "--host", "0.0.0.0", "--port", "0"])
+        #expect(try process.waitForExit() == 2)
+        #expect(process.standardError().contains("admin-token"))
+        #expect(try process.readLine() == nil)
+    }
+
+    @Test("environment variables configure serve; flags win over them")
+    func environment() throws {
+        let process = try IsletProcess(
+            arguments: ["serve"],
+            environment: ["ISLET_PORT": "0", "ISLET_HOST": "127.0.0.1", "ISLET_LOG_LEVEL": "warning"])
+        let port = try process.waitForListening()
+        #expect(port != 8080)
+        process.send(signal: SIGTERM)
+        #expect(try process.waitForExit() == 0)
+
+        let flagWins = try IsletProcess(arguments: ["serve", "--port", "0"], environment: ["ISLET_PORT": "not-a-port"])
+        _ = try flagWins.waitForListening()
+        flagWins.send(signal: SIGTERM)
+        #expect(try flagWins.waitForExit() == 0)
+    }
+
+    @Test("a public directory without index.html is refused with exit code 2")
+    func badPublicDirectory() throws {
+        let process = try IsletProcess(arguments: ["serve", "--port", "0", "--public-dir", "/nonexistent"])
+        #expect(try process.waitForExit() == 2)
+        #expect(process.standardError().contains("public-dir"))
+    }
+
+    @Test("--print-config prints the effective configuration")
+    func printConfig() throws {
+        let process = try IsletProcess(arguments: ["serve", "--print-config", "--port", "9"])
+        var lines: [String] = []
+        while let line = try process.readLine() { lines.append(line) }
+        #expect(try process.waitForExit() == 0)
+        #expect(lines.contains("port: 9"))
+        #expect(lines.contains("host: 127.0.0.1"))
+    }
+}

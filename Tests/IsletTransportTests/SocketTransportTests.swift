@@ -1,0 +1,219 @@
+import IsletTestSupport
+import IsletTransport
+import Testing
+
+/// Echoes requests and messages; `big:N` asks for an N-byte reply. Loop-confined.
+final class EchoDelegate: TransportDelegate {
+    var opened: [ConnectionID] = []
+    var closed: [(ConnectionID, WebSocketCloseCode?)] = []
+    var requests: [HTTPRequest] = []
+
+    func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
+        self.requests.append(request)
+        var headers: HTTPHeaders = ["content-type": "application/octet-stream", "x-path": request.path]
+        headers.add(name: "x-query", value: request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
+        transport.respond(to: request.id, with: HTTPResponse(status: 200, headers: headers, body: request.body))
+    }
+
+    func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool {
+        upgrade.path != "/refuse"
+    }
+
+    func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {
+        self.opened.append(connection)
+    }
+
+    func transport(_ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID) {
+        let text = String(decoding: message.bytes, as: UTF8.self)
+        if text.hasPrefix("big:"), let size = Int(text.dropFirst(4)) {
+            transport.send(.binary(Array(repeating: 0x61, count: size)), to: connection)
+        } else {
+            transport.send(message, to: connection)
+        }
+    }
+
+    func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
+        self.closed.append((connection, code))
+    }
+}
+
+/// The transport and its delegate, touched only from jobs on the loop.
+final class TransportBox: @unchecked Sendable {
+    var transport: SocketTransport!
+    let delegate = EchoDelegate()
+}
+
+/// Runs `body` with an echo transport on port 0, then shuts down and checks a clean loop close.
+func withEchoTransport(
+    _ configuration: TransportConfiguration = TransportConfiguration(port: 0, subprotocols: ["echo.v1"]),
+    _ body: (EventLoop, TransportBox) async throws -> Void
+) async throws {
+    try await withLiveTestLock {
+        let box = TransportBox()
+        let termination = try await withLoop { loop in
+            try await loop.submit {
+                box.transport = try SocketTransport(loop: loop, configuration: configuration, logger: makeTestLogger())
+                box.transport.delegate = box.delegate
+            }
+            do { try await body(loop, box) } catch {
+                _ = try? await loop.submit { box.transport.shutdown(gracePeriod: .zero) {} }
+                throw error
+            }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                loop.execute { box.transport.shutdown(gracePeriod: .seconds(2)) { continuation.resume() } }
+            }
+        }
+        #expect(termination.isClean)
+    }
+}
+
+@Suite("Socket transport")
+struct SocketTransportTests {
+    @Test("requests carry method, decoded path, query, headers and body")
+    func request() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.extraHeaderNames = ["apns-topic"]
+        try await withEchoTransport(configuration) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let response = try TestHTTP.request(
+                port: port, "PUT", "/a%20b/c?x=1&y=two%20words&flag",
+                headers: [("apns-topic", "com.example.app"), ("Authorization", "Bearer t")], body: Array("payload".utf8)
+            )
+            #expect(response.status == 200)
+            #expect(response.text == "payload")
+            #expect(response.headers["x-path"] == "/a b/c")
+            #expect(response.headers["x-query"] == "x=1&y=two words&flag=")
+            let headers = try await loop.submit { box.delegate.requests.last!.headers }
+            #expect(headers["apns-topic"] == "com.example.app")
+            #expect(headers["authorization"] == "Bearer t")
+            #expect(headers["content-length"] == "7")
+        }
+    }
+
+    @Test("a message larger than the write chunk goes out as fragments and arrives whole")
+    func outboundFragments() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, path: "/echo", subprotocols: ["echo.v1"])
+            #expect(client.subprotocol == "echo.v1")
+            try client.send(text: "big:200000")
+            var frames: [TestWebSocketClient.Frame] = []
+            repeat { frames.append(try client.readFrame()) } while !frames.last!.fin
+            #expect(frames.count == 4)
+            #expect(frames.first?.opcode == TestWebSocketClient.Frame.binary)
+            #expect(frames.dropFirst().allSatisfy { $0.opcode == TestWebSocketClient.Frame.continuation })
+            #expect(frames.reduce(0) { $0 + $1.payload.count } == 200_000)
+        }
+    }
+
+    @Test("a reader that stops reading fills its queue to the cap, then sends are refused")
+    func outboundCap() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.outboundCapBytes = 256 * 1024
+        try await withEchoTransport(configuration) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(text: "ready")
+            _ = try client.readFrame()
+            let (results, queued, dropped) = try await loop.submit {
+                let id = box.delegate.opened[0]
+                var results: [SendResult] = []
+                for _ in 0..<2000 {
+                    results.append(box.transport.send(.binary(Array(repeating: 1, count: 32 * 1024)), to: id))
+                    if results.last == .overCap { break }
+                }
+                let queued = box.transport.queuedBytes(of: id)
+                return (results, queued, box.transport.discardQueued(of: id))
+            }
+            #expect(results.last == .overCap)
+            #expect(queued <= 256 * 1024)
+            #expect(dropped > 0)
+            let after = try await loop.submit { box.transport.queuedBytes(of: box.delegate.opened[0]) }
+            #expect(after <= 32 * 1024)
+            client.drop()
+        }
+    }
+
+    @Test("close sends the code after the queued messages and reports it")
+    func serverClose() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(text: "hello")
+            _ = try client.readFrame()
+            try await loop.submit {
+                let id = box.delegate.opened[0]
+                box.transport.send(.text(Array("last".utf8)), to: id)
+                box.transport.close(id, code: .policyViolation, reason: "bye")
+                #expect(box.transport.send(.text([1]), to: id) == .notOpen)
+            }
+            #expect(try client.readText() == "last")
+            let frame = try client.readFrame()
+            #expect(frame.closeCode == 1008)
+            #expect(String(decoding: frame.payload.dropFirst(2), as: UTF8.self) == "bye")
+            try client.sendClose(code: 1008)
+            #expect(try client.connection.socket.read().isEmpty)
+        }
+    }
+
+    @Test("a client's close code is reported")
+    func peerClose() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.sendClose(code: 4321, reason: "done")
+            #expect(try client.readClose(reply: false) == 4321)
+            #expect(try client.connection.socket.read().isEmpty)
+            let closed = try await loop.submit { box.delegate.closed.map { $0.1 } }
+            #expect(closed == [WebSocketCloseCode(4321)])
+        }
+    }
+
+    @Test("refused upgrades, unknown subprotocols and invalid UTF-8 text")
+    func refusals() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            #expect(throws: TestClientError.self) {
+                _ = try TestWebSocketClient.connect(port: port, path: "/refuse", subprotocols: [])
+            }
+            #expect(throws: TestClientError.self) {
+                _ = try TestWebSocketClient.connect(port: port, subprotocols: ["nope"])
+            }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(opcode: TestWebSocketClient.Frame.text, payload: [0xC3, 0x28])
+            #expect(try client.readClose() == 1007)
+        }
+    }
+
+    @Test("binding a port in use fails with bindFailed, and the loop still closes cleanly")
+    func bindFailure() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let termination = try await withLoop { other in
+                await #expect(throws: TransportError.bindFailed) {
+                    try await other.submit {
+                        _ = try SocketTransport(
+                            loop: other, configuration: TransportConfiguration(port: port), logger: makeTestLogger())
+                    }
+                }
+            }
+            #expect(termination.isClean)
+        }
+    }
+
+    @Test("statistics count connections and payload bytes")
+    func statistics() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            _ = try TestHTTP.request(port: port, "POST", "/x", body: Array(repeating: 0, count: 100))
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(text: "0123456789")
+            _ = try client.readFrame()
+            let statistics = try await loop.submit { box.transport.statistics }
+            #expect(statistics.connectionsAccepted >= 2)
+            #expect(statistics.bytesReceived == 110)
+            #expect(statistics.bytesSent == 110)
+            #expect(statistics.openWebSockets == 1)
+        }
+    }
+}
