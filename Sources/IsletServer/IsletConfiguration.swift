@@ -28,27 +28,92 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The stream's revision history and slow-consumer policy.
+    public struct Stream: Sendable, Equatable {
+        /// Revisions kept for resuming subscriptions (`subscribe` with `since`). Default 1024.
+        public var historyRevisions: Int
+        /// Bytes of encoded patches kept for resuming, at most. Default 8 MiB.
+        public var historyBytes: Int
+        /// How long a connection may stay over its outbound cap (not draining) before it is
+        /// closed with 1013. Default 30 s.
+        public var slowConsumerTimeout: Duration
+
+        public init(historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30))
+        {
+            self.historyRevisions = historyRevisions
+            self.historyBytes = historyBytes
+            self.slowConsumerTimeout = slowConsumerTimeout
+        }
+    }
+
+    /// The per-token command rate limit (a token bucket per token; one shared bucket for
+    /// requests without a token).
+    public struct RateLimit: Sendable, Equatable {
+        /// Commands per second each token may submit on average; 0 turns the limit off.
+        /// Default 50,000.
+        public var commandsPerSecond: Double
+        /// Commands a token may submit at once before the rate applies. Default 50,000.
+        public var burst: Double
+
+        public init(commandsPerSecond: Double = 50_000, burst: Double = 50_000) {
+            self.commandsPerSecond = commandsPerSecond
+            self.burst = burst
+        }
+    }
+
+    /// HTTP/2 over TLS: a second listener, for APNs-style senders and any HTTP/2 client.
+    public struct TLS: Sendable, Equatable {
+        /// PEM certificate chain file.
+        public var certificatePath: String
+        /// PEM private key file.
+        public var keyPath: String
+        /// TCP port of the TLS listener; 0 picks a free port. Default 8443.
+        public var port: Int
+
+        public init(certificatePath: String, keyPath: String, port: Int = 8443) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+            self.port = port
+        }
+    }
+
     /// Address to listen on. Default `127.0.0.1`. Any other needs `adminToken`.
     public var host: String
     /// TCP port. Default 8080; 0 picks a free port.
     public var port: Int
     /// Directory of static files served at `/` (the dashboard), or nil to serve none.
     public var publicDirectory: String?
-    /// Token that authorises mutations; required to listen on a non-loopback address.
+    /// Token that authorises mutations (and reads); required to listen on a non-loopback
+    /// address. With a token configured, every read and mutation must present one.
     public var adminToken: String?
+    /// Token that authorises reads and subscriptions only. Needs `adminToken`.
+    public var viewerToken: String?
+    /// WebSocket `Origin` values accepted (e.g. `http://localhost:8080`); empty accepts any.
+    /// A handshake without `Origin` (not from a browser) is always accepted.
+    public var allowedOrigins: [String]
     public var limits: Limits
+    public var stream: Stream
+    public var rateLimit: RateLimit
+    /// HTTP/2 over TLS, or nil for plain HTTP/1.1 only.
+    public var tls: TLS?
     /// How long a shutdown waits for WebSockets to close and replies to drain. Default 5 s.
     public var shutdownGracePeriod: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
-        limits: Limits = Limits(), shutdownGracePeriod: Duration = .seconds(5)
+        viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
+        rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5)
     ) {
         self.host = host
         self.port = port
         self.publicDirectory = publicDirectory
         self.adminToken = adminToken
+        self.viewerToken = viewerToken
+        self.allowedOrigins = allowedOrigins
         self.limits = limits
+        self.stream = stream
+        self.rateLimit = rateLimit
+        self.tls = tls
         self.shutdownGracePeriod = shutdownGracePeriod
     }
 
@@ -70,6 +135,29 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if let token = self.adminToken, !token.isEmpty, token.count < 16 {
             problems.append(.init("admin-token", "must be at least 16 characters"))
+        }
+        if let token = self.viewerToken, !token.isEmpty {
+            if token.count < 16 { problems.append(.init("viewer-token", "must be at least 16 characters")) }
+            if (self.adminToken ?? "").isEmpty { problems.append(.init("viewer-token", "needs an admin token too")) }
+            if token == self.adminToken { problems.append(.init("viewer-token", "must differ from the admin token")) }
+        }
+        for origin in self.allowedOrigins where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
+            problems.append(.init("allowed-origin", "\(origin) is not an origin such as https://example.com"))
+        }
+        if self.stream.historyRevisions < 0 || self.stream.historyBytes < 0 {
+            problems.append(.init("stream.history", "must not be negative"))
+        }
+        if self.stream.slowConsumerTimeout <= .zero {
+            problems.append(.init("slow-consumer-timeout", "must be positive"))
+        }
+        if !(self.rateLimit.commandsPerSecond >= 0) || !(self.rateLimit.burst >= 1) {
+            problems.append(.init("rate-limit", "needs a rate >= 0 (0: off) and a burst >= 1"))
+        }
+        if let tls = self.tls {
+            if tls.certificatePath.isEmpty || tls.keyPath.isEmpty {
+                problems.append(.init("tls-cert", "and tls-key are both required for TLS"))
+            }
+            if !(0...65535).contains(tls.port) { problems.append(.init("tls-port", "must be between 0 and 65535")) }
         }
         let limits: [(String, Int)] = [
             ("limits.httpBodyBytes", self.limits.httpBodyBytes),

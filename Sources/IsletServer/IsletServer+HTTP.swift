@@ -5,6 +5,9 @@ extension IsletServer {
     /// Routes a request. Returns the metrics label of what answered it and the reply.
     func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
         if let problem = request.bodyProblem {
+            if request.path.hasPrefix(APNsRoutes.pathPrefix) {
+                return ("body_refused", .now(APNsRoutes.refusal(problem)))
+            }
             return ("body_refused", .now(self.refusal(problem).httpResponse()))
         }
         switch self.router.match(request.method, request.path) {
@@ -28,14 +31,21 @@ extension IsletServer {
 
     private func run(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> RouteReply {
         do throws(APIError) {
-            let json = route.body == .json ? try self.jsonBody(of: request) : nil
-            let answered = LoopConfined(self)
-            let context = RouteContext(request: request, parameters: parameters, json: json) { response in
-                answered.value?.answer(request.id, route: route.pattern, with: response)
+            _ = try self.access.check(route.access, headers: request.headers)
+            let json: JSONValue?
+            switch route.body {
+            case .none: json = nil
+            case .json: json = try self.jsonBody(of: request)
+            case .optionalJSON: json = request.body.isEmpty ? nil : try self.jsonBody(of: request)
             }
+            let answered = LoopConfined(self)
+            let token = Access.presentedToken(headers: request.headers, query: nil) ?? ""
+            let context = RouteContext(request: request, parameters: parameters, json: json, respondLater: { response in
+                answered.value?.answer(request.id, route: route.pattern, with: response)
+            }, token: token)
             return try route.handler(context)
         } catch {
-            return .now(error.httpResponse())
+            return .now(error.httpResponse(headers: error.code == .unauthorized ? ["www-authenticate": "Bearer"] : [:]))
         }
     }
 
@@ -48,7 +58,7 @@ extension IsletServer {
         return try JSONParser().parse(request.body)
     }
 
-    private func notAllowed(_ method: HTTPMethod, _ allowed: [HTTPMethod]) -> HTTPResponse {
+    func notAllowed(_ method: HTTPMethod, _ allowed: [HTTPMethod]) -> HTTPResponse {
         let allow = (allowed + [.OPTIONS]).map(\.rawValue).joined(separator: ", ")
         if method == .OPTIONS { return HTTPResponse(status: 204, headers: ["allow": allow]) }
         return APIError(.methodNotAllowed, "\(method.rawValue) is not allowed here; use \(allow)")

@@ -1,24 +1,33 @@
-import IsletCore
+public import IsletCore
+import IsletRender
 public import IsletTransport
 public import Logging
 public import Prometheus
 
-/// Islet's HTTP and WebSocket application: routes, static files, stream sessions, metrics and
-/// graceful shutdown, on top of any `Transport`.
+/// Islet's HTTP and WebSocket application: the engine and its command pipeline, routes, static
+/// files, stream sessions and fan-out, auth, metrics and graceful shutdown, on any `Transport`.
 ///
 /// Loop-confined: create it and call it on the transport's loop thread (with
-/// `InMemoryTransport`, on the test's thread). It is the transport's delegate.
+/// `InMemoryTransport`, on the test's thread). It is the transport's delegate. Call `flush()`
+/// at the end of every loop turn (`RunningServer` registers it as the loop's before-poll
+/// hook; in-memory tests call it themselves).
 public final class IsletServer {
     public let configuration: IsletConfiguration
     public let transport: any Transport
     /// The routes. Add application routes before traffic arrives.
     public var router = Router()
+    /// Called when the wall instant the server next needs a turn at changes (nil: none); a
+    /// loop arms one timer for it. `RunningServer` sets it.
+    public var wakeUpChanged: ((Instant?) -> Void)?
     let staticFiles: StaticFiles?
     let metrics: ServerMetrics
     let logger: Logger
-    let position: () -> StreamPosition
+    let simulation: LiveSimulation
+    let hub: StreamHub
+    let access: Access
+    var rateLimiter: RateLimiter
     private let hello: StreamHello
-    private var sessions: [ConnectionID: StreamSession] = [:]
+    private var armedWakeUp: Instant?
     public private(set) var isShuttingDown = false
 
     /// The WebSocket subprotocol of `/v1/stream`.
@@ -30,24 +39,38 @@ public final class IsletServer {
     ///
     /// - Parameters:
     ///   - registry: Where metrics are recorded and rendered from (`/metrics`).
-    ///   - position: The stream position reported in `hello`; the engine integration replaces it.
+    ///   - timeSource: The wall clock, read at most once per loop turn.
+    ///   - commitStage: Where each turn's revisions are made durable before anyone sees them.
+    ///   - engine: The engine to serve; by default an empty one (Mustache renderer).
+    ///   - epoch: The history's name; by default a random one (no persistence yet: every start
+    ///     is a new history).
     ///   - routes: Extra routes, matched after the built-in ones.
     /// - Throws: `ConfigurationError` if the public directory is unusable.
     public init(
         configuration: IsletConfiguration, transport: any Transport, logger: Logger,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-        position: @escaping () -> StreamPosition = { .unpersisted }, routes: [Route] = []
+        timeSource: any TimeSource = SystemTimeSource(), commitStage: any CommitStage = ImmediateCommitStage(),
+        engine: Engine? = nil, epoch: String? = nil, routes: [Route] = []
     ) throws(ConfigurationError) {
         self.configuration = configuration
         self.transport = transport
         self.logger = logger
         self.metrics = ServerMetrics(registry: registry)
-        self.position = position
         self.hello = StreamHello(limits: configuration.limits)
+        self.access = Access(configuration: configuration)
+        self.rateLimiter = RateLimiter(configuration.rateLimit)
         self.staticFiles = try configuration.publicDirectory.map { directory throws(ConfigurationError) in
             try StaticFiles(directory: directory)
         }
+        let clock = TurnClock(source: timeSource)
+        self.simulation = LiveSimulation(
+            engine: engine ?? Engine(renderer: MustacheRenderer(), at: clock.now), epoch: epoch ?? randomEpoch(),
+            clock: clock, commitStage: commitStage, logger: logger)
+        self.hub = StreamHub(transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
+        self.simulation.publish = { [unowned self] records in self.hub.publish(records) }
+        self.simulation.failed = { [unowned self] _ in self.storeFailed() }
         self.addBuiltInRoutes()
+        self.addAPIRoutes()
         for route in routes { self.router.add(route) }
     }
 
@@ -57,15 +80,15 @@ public final class IsletServer {
             host: configuration.host, port: configuration.port, subprotocols: [Self.streamSubprotocol],
             maxRequestBodyBytes: configuration.limits.httpBodyBytes,
             maxMessageBytes: configuration.limits.webSocketMessageBytes,
-            outboundCapBytes: configuration.limits.outboundBytes)
+            outboundCapBytes: configuration.limits.outboundBytes, extraHeaderNames: APNsRoutes.headerNames)
     }
 
     private func addBuiltInRoutes() {
         let this = LoopConfined(self)
-        self.router.add(.GET, "/healthz") { _ in .now(.json(["status": "ok"])) }
+        self.router.add(.GET, "/healthz", access: .open) { _ in .now(.json(["status": "ok"])) }
         self.router.add(.GET, "/metrics") { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
-            let body = server.metrics.render(transport: server.transport.statistics)
+            let body = server.metrics.render(transport: server.transport.statistics, stream: server.hub.counters)
             return .now(HTTPResponse(status: 200, headers: ["content-type": "text/plain; version=0.0.4"], body: body))
         }
         self.router.add(.GET, Self.streamPath) { (_: RouteContext) throws(APIError) -> RouteReply in
@@ -74,6 +97,35 @@ public final class IsletServer {
         }
     }
 
+    // MARK: The loop turn
+
+    /// The end of a loop turn: due transitions, the commit stage, replies, patches, pending
+    /// snapshots and resyncs, the slow-consumer timeout, and the wake-up timer.
+    public func flush() {
+        self.simulation.flush()
+        if self.simulation.isIdle { self.hub.serviceAll(now: self.simulation.clock.now) }
+        self.rearmWakeUp()
+        self.simulation.clock.endTurn()
+    }
+
+    private func rearmWakeUp() {
+        let wake = [self.simulation.engine.nextWakeUp, self.hub.nextSlowDeadline].compactMap { $0 }.min()
+        guard wake != self.armedWakeUp else { return }
+        self.armedWakeUp = wake
+        self.wakeUpChanged?(wake)
+    }
+
+    /// The wall clock reading of this turn.
+    var now: Instant { self.simulation.clock.now }
+
+    /// The published position (for `hello`, tests and diagnostics).
+    public var position: StreamPosition {
+        StreamPosition(epoch: self.simulation.epoch, revision: self.simulation.publishedRev)
+    }
+
+    /// The engine as it is now (it may be ahead of `position` within a loop turn).
+    public var engine: Engine { self.simulation.engine }
+
     // MARK: Shutdown
 
     /// Stops accepting connections, closes every stream with 1001 after its queued messages,
@@ -81,69 +133,31 @@ public final class IsletServer {
     public func shutdown(completion: @escaping () -> Void) {
         guard !self.isShuttingDown else { return }
         self.isShuttingDown = true
-        self.logger.info("shutting down", metadata: ["islet.open.streams": "\(self.sessions.count)"])
+        self.logger.info("shutting down", metadata: ["islet.open.streams": "\(self.hub.connections.count)"])
         self.transport.stopAccepting()
-        for connection in self.sessions.keys.sorted() {
+        for connection in self.hub.connections.keys.sorted() {
             self.transport.close(connection, code: .goingAway, reason: "server shutting down")
         }
         self.transport.shutdown(gracePeriod: self.configuration.shutdownGracePeriod, completion: completion)
     }
 
-    /// Open `/v1/stream` sessions.
-    public var openStreams: Int { self.sessions.count }
-}
-
-extension IsletServer: TransportDelegate {
-    public func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
-        let (route, reply) = self.handle(request)
-        guard case .now(let response) = reply else { return }
-        self.answer(request.id, route: route, with: response)
-    }
-
-    func answer(_ request: RequestID, route: String, with response: HTTPResponse) {
-        self.metrics.requestAnswered(route: route, status: response.status)
-        self.transport.respond(to: request, with: response)
-    }
-
-    public func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool {
-        !self.isShuttingDown && upgrade.path == Self.streamPath && upgrade.subprotocol == Self.streamSubprotocol
-    }
-
-    public func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {
-        let session = StreamSession(connection: connection)
-        self.sessions[connection] = session
-        self.logger.debug("stream opened", metadata: ["islet.conn.id": "\(connection)"])
-        self.perform(session.opened(hello: self.hello.encoded(at: self.position())), for: connection)
-    }
-
-    public func transport(
-        _ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID
-    ) {
-        guard var session = self.sessions[connection] else { return }
-        let actions = session.received(message)
-        self.sessions[connection] = session
-        self.perform(actions, for: connection)
-    }
-
-    public func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
-        guard self.sessions.removeValue(forKey: connection) != nil else { return }
-        self.logger.debug(
-            "stream closed",
-            metadata: ["islet.conn.id": "\(connection)", "islet.close.code": "\(code.map(\.description) ?? "none")"])
-    }
-
-    private func perform(_ actions: [StreamSession.Action], for connection: ConnectionID) {
-        for action in actions {
-            switch action {
-            case .send(let bytes):
-                if self.transport.send(.text(bytes), to: connection) == .overCap {
-                    self.transport.close(connection, code: WebSocketCloseCode(4008), reason: "slow consumer")
-                }
-            case .close(let code, let reason):
-                self.transport.close(connection, code: code, reason: reason)
-            }
+    private func storeFailed() {
+        for connection in self.hub.connections.keys.sorted() {
+            self.transport.close(connection, code: .internalError, reason: "store failed")
         }
     }
+
+    /// Open `/v1/stream` sessions.
+    public var openStreams: Int { self.hub.connections.count }
+}
+
+/// A random name for a new history: 32 hexadecimal digits.
+func randomEpoch() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<2).map { _ in
+        let hex = String(generator.next() as UInt64, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }.joined()
 }
 
 /// Carries a loop-confined value into a `@Sendable` closure that will only run on the loop

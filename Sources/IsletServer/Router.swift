@@ -10,6 +10,8 @@ public struct RouteContext: Sendable {
     public let json: JSONValue?
     /// Answers the request later (for handlers that return `.later`). Loop thread only.
     public let respondLater: @Sendable (HTTPResponse) -> Void
+    /// The token the request presented (`Authorization: Bearer`), or "" (rate-limit key).
+    public let token: String
 }
 
 /// A handler's answer: a response now, or a promise to call `respondLater` once.
@@ -24,6 +26,8 @@ public enum RouteBody: Sendable {
     case none
     /// A JSON body: `Content-Type: application/json` (else 415) holding valid JSON (else 400).
     case json
+    /// A JSON body as for `.json`, or an empty body (then `json` is nil).
+    case optionalJSON
 }
 
 /// A route: method + path pattern → handler.
@@ -34,6 +38,8 @@ public struct Route: Sendable {
     /// The pattern as written, e.g. `/v1/devices/{id}`; also the route's metrics label.
     public let pattern: String
     public let body: RouteBody
+    /// What the request must present when tokens are configured.
+    public let access: RouteAccess
     let segments: [Segment]
     let handler: Handler
 
@@ -42,11 +48,15 @@ public struct Route: Sendable {
         case parameter(String)
     }
 
-    public init(_ method: HTTPMethod, _ pattern: String, body: RouteBody = .none, _ handler: @escaping Handler) {
+    public init(
+        _ method: HTTPMethod, _ pattern: String, body: RouteBody = .none, access: RouteAccess = .read,
+        _ handler: @escaping Handler
+    ) {
         precondition(pattern.hasPrefix("/"), "route patterns start with /")
         self.method = method
         self.pattern = pattern
         self.body = body
+        self.access = access
         self.handler = handler
         self.segments = Route.split(pattern).map { segment in
             segment.hasPrefix("{") && segment.hasSuffix("}")
@@ -90,9 +100,10 @@ public struct Router: Sendable {
     public mutating func add(_ route: Route) { self.routes.append(route) }
 
     public mutating func add(
-        _ method: HTTPMethod, _ pattern: String, body: RouteBody = .none, _ handler: @escaping Route.Handler
+        _ method: HTTPMethod, _ pattern: String, body: RouteBody = .none, access: RouteAccess = .read,
+        _ handler: @escaping Route.Handler
     ) {
-        self.add(Route(method, pattern, body: body, handler))
+        self.add(Route(method, pattern, body: body, access: access, handler))
     }
 
     /// The route for `method` and `path`.

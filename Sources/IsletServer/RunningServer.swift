@@ -1,3 +1,4 @@
+public import IsletCore
 public import IsletTransport
 public import Logging
 public import Prometheus
@@ -24,6 +25,17 @@ public final class RunningServer: Sendable {
     private final class Holder: @unchecked Sendable {
         var server: IsletServer?
         var transport: SocketTransport?
+        var hook: LoopHook?
+        var timer: LoopTimer?
+
+        /// Arms the one wake-up timer for the wall instant `wake` (the turn it fires in flushes).
+        func arm(_ wake: Instant?, now: Instant, on loop: EventLoop) {
+            self.timer?.cancel()
+            self.timer = nil
+            guard let wake else { return }
+            let delay = max(1, wake.milliseconds(since: now))
+            self.timer = loop.scheduleTimer(after: .milliseconds(delay)) { [weak self] in self?.timer = nil }
+        }
     }
 
     private init(port: Int, loop: EventLoop, holder: Holder) {
@@ -36,13 +48,15 @@ public final class RunningServer: Sendable {
     ///
     /// - Parameters:
     ///   - handleSignals: Shut down gracefully on SIGINT and SIGTERM (the `islet serve` case).
-    ///   - position: The stream position for `hello` (until the engine is integrated).
+    ///   - timeSource: The wall clock (tests may drive it).
+    ///   - commitStage: Where each loop turn's revisions are made durable (default: nowhere).
     ///   - routes: Extra routes.
     /// - Throws: `ConfigurationError` or `TransportError`; the loop is closed before throwing.
     public static func start(
         configuration: IsletConfiguration, logger: Logger,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-        position: @escaping @Sendable () -> StreamPosition = { .unpersisted }, routes: [Route] = [],
+        timeSource: any TimeSource = SystemTimeSource(),
+        commitStage: @escaping @Sendable () -> any CommitStage = { ImmediateCommitStage() }, routes: [Route] = [],
         handleSignals: Bool = false
     ) async throws -> RunningServer {
         try configuration.validate()
@@ -51,7 +65,8 @@ public final class RunningServer: Sendable {
         let holder = Holder()
         do {
             let port = try await loop.submit {
-                try Self.build(on: loop, holder, configuration, logger, registry, position, routes, handleSignals)
+                try Self.build(
+                    on: loop, holder, configuration, logger, registry, timeSource, commitStage, routes, handleSignals)
             }
             return RunningServer(port: port, loop: loop, holder: holder)
         } catch {
@@ -62,8 +77,8 @@ public final class RunningServer: Sendable {
 
     private static func build(
         on loop: EventLoop, _ holder: Holder, _ configuration: IsletConfiguration, _ logger: Logger,
-        _ registry: PrometheusCollectorRegistry, _ position: @escaping @Sendable () -> StreamPosition,
-        _ routes: [Route], _ handleSignals: Bool
+        _ registry: PrometheusCollectorRegistry, _ timeSource: any TimeSource,
+        _ commitStage: () -> any CommitStage, _ routes: [Route], _ handleSignals: Bool
     ) throws -> Int {
         let transport: SocketTransport
         do {
@@ -76,10 +91,12 @@ public final class RunningServer: Sendable {
         do {
             let server = try IsletServer(
                 configuration: configuration, transport: transport, logger: logger, registry: registry,
-                position: position, routes: routes)
+                timeSource: timeSource, commitStage: commitStage(), routes: routes)
             transport.delegate = server
             holder.server = server
             holder.transport = transport
+            holder.hook = loop.beforePoll { holder.server?.flush() }
+            server.wakeUpChanged = { [unowned server] wake in holder.arm(wake, now: server.now, on: loop) }
             if handleSignals {
                 for signal in [SIGINT, SIGTERM] {
                     try loop.onSignal(signal) { _ in holder.server?.shutdown { loop.stop() } }

@@ -17,6 +17,11 @@ final class ServerMetrics {
     private let openWebSockets: CoreMetrics.Gauge
     private let openHTTPConnections: CoreMetrics.Gauge
     private var copied = TransportStatistics()
+    private let patchFrames: CoreMetrics.Counter
+    private let snapshots: CoreMetrics.Counter
+    private let resyncs: CoreMetrics.Counter
+    private let slowCloses: CoreMetrics.Counter
+    private var copiedStream = StreamHub.Counters()
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -26,6 +31,10 @@ final class ServerMetrics {
         self.connectionsAccepted = CoreMetrics.Counter(label: "islet_connections_accepted_total", factory: self.factory)
         self.openWebSockets = CoreMetrics.Gauge(label: "islet_websocket_connections", factory: self.factory)
         self.openHTTPConnections = CoreMetrics.Gauge(label: "islet_http_connections", factory: self.factory)
+        self.patchFrames = CoreMetrics.Counter(label: "islet_stream_patch_frames_total", factory: self.factory)
+        self.snapshots = CoreMetrics.Counter(label: "islet_stream_snapshots_total", factory: self.factory)
+        self.resyncs = CoreMetrics.Counter(label: "islet_stream_resyncs_total", factory: self.factory)
+        self.slowCloses = CoreMetrics.Counter(label: "islet_stream_slow_consumer_closes_total", factory: self.factory)
     }
 
     /// Counts one answered request by route pattern and status.
@@ -40,7 +49,12 @@ final class ServerMetrics {
     }
 
     /// The Prometheus text exposition, after copying the transport's counters.
-    func render(transport statistics: TransportStatistics) -> [UInt8] {
+    func render(transport statistics: TransportStatistics, stream: StreamHub.Counters) -> [UInt8] {
+        self.patchFrames.increment(by: Int64(stream.patchFrames - self.copiedStream.patchFrames))
+        self.snapshots.increment(by: Int64(stream.snapshots - self.copiedStream.snapshots))
+        self.resyncs.increment(by: Int64(stream.resyncs - self.copiedStream.resyncs))
+        self.slowCloses.increment(by: Int64(stream.slowConsumerCloses - self.copiedStream.slowConsumerCloses))
+        self.copiedStream = stream
         self.bytesReceived.increment(by: Int64(statistics.bytesReceived - self.copied.bytesReceived))
         self.bytesSent.increment(by: Int64(statistics.bytesSent - self.copied.bytesSent))
         self.connectionsAccepted.increment(by: Int64(statistics.connectionsAccepted - self.copied.connectionsAccepted))

@@ -117,10 +117,10 @@ public final class InMemoryTransport: Transport {
         (self.queued[connection] ?? []).reduce(0) { $0 + $1.bytes.count }
     }
 
-    public func discardQueued(of connection: ConnectionID) -> Int {
-        let bytes = self.queuedBytes(of: connection)
-        self.queued[connection] = nil
-        return bytes
+    public func discardQueued(of connection: ConnectionID, keeping keep: (WebSocketMessage) -> Bool) -> Int {
+        let before = self.queuedBytes(of: connection)
+        self.queued[connection] = self.queued[connection]?.filter(keep)
+        return before - self.queuedBytes(of: connection)
     }
 
     public func stopAccepting() { self.isAccepting = false }

@@ -50,6 +50,7 @@ public final class EventLoop: @unchecked Sendable {
     // Loop-confined state.
     private var openTimers: [ObjectIdentifier: LoopTimer] = [:]
     private var openSignals: [ObjectIdentifier: LoopSignal] = [:]
+    private var openHooks: [ObjectIdentifier: LoopHook] = [:]
     private var exitHooks: [() -> Void] = []
     private var isStopping = false
 
@@ -155,6 +156,7 @@ public final class EventLoop: @unchecked Sendable {
         self.wakeup.close()
         for timer in self.openTimers.values { timer.cancel() }
         for signal in self.openSignals.values { signal.cancel() }
+        for hook in self.openHooks.values { hook.cancel() }
     }
 
     /// True once `stop()` has been called. Must be called on the loop thread.
@@ -205,7 +207,23 @@ public final class EventLoop: @unchecked Sendable {
         return registration
     }
 
+    /// Calls `body` on the loop thread once per loop iteration, after that iteration's timers
+    /// and I/O callbacks and just before the loop waits for more (libuv's prepare phase): the
+    /// "before sleep" hook where a server flushes the work of a loop turn. Timers started and
+    /// writes requested from `body` are taken into account by the wait that follows.
+    ///
+    /// Must be called on the loop thread. A hook registered after `stop()` never runs.
+    /// - Returns: A handle whose `cancel()` removes the hook.
+    @discardableResult
+    public func beforePoll(_ body: @escaping () -> Void) -> LoopHook {
+        self.preconditionInEventLoop()
+        let hook = LoopHook(loop: self, body: self.isStopping ? nil : body)
+        if !self.isStopping { self.openHooks[ObjectIdentifier(hook)] = hook }
+        return hook
+    }
+
     fileprivate func forget(_ timer: LoopTimer) { self.openTimers[ObjectIdentifier(timer)] = nil }
+    fileprivate func forget(_ hook: LoopHook) { self.openHooks[ObjectIdentifier(hook)] = nil }
     fileprivate func forget(_ signal: LoopSignal) { self.openSignals[ObjectIdentifier(signal)] = nil }
 }
 
@@ -258,6 +276,24 @@ public final class LoopSignal {
     public func cancel() {
         guard !self.handle.isClosing else { return }
         self.handle.close()
+        self.loop.forget(self)
+    }
+}
+
+/// A before-poll hook on an `EventLoop` (see `EventLoop.beforePoll`). Loop-confined.
+public final class LoopHook {
+    private unowned let loop: EventLoop
+    private let handle: UVPrepareHandle?
+
+    fileprivate init(loop: EventLoop, body: (() -> Void)?) {
+        self.loop = loop
+        self.handle = body.map { UVPrepareHandle(loop: loop.uv, $0) }
+    }
+
+    /// Removes the hook. Must be called on the loop thread; calling it again does nothing.
+    public func cancel() {
+        guard let handle = self.handle, !handle.isClosing else { return }
+        handle.close()
         self.loop.forget(self)
     }
 }

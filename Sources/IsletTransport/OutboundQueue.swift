@@ -62,14 +62,21 @@ struct OutboundQueue {
         }
     }
 
-    /// Drops every message not yet started. Returns the bytes dropped.
-    mutating func discardUnstarted() -> Int {
-        let keep = self.headOffset > 0 ? 1 : 0
-        guard self.messages.count > keep else { return 0 }
+    /// Drops every message not yet started, except those `keep` accepts (they stay in order).
+    /// Returns the bytes dropped.
+    mutating func discardUnstarted(keeping keep: (WebSocketMessage) -> Bool = { _ in false }) -> Int {
+        let started = self.headOffset > 0 ? 1 : 0
+        guard self.messages.count > started else { return 0 }
+        var kept: Deque<WebSocketMessage> = []
         var dropped = 0
-        while self.messages.count > keep {
-            dropped += self.messages.removeLast().bytes.count
+        for (index, message) in self.messages.enumerated() {
+            if index < started || keep(message) {
+                kept.append(message)
+            } else {
+                dropped += message.bytes.count
+            }
         }
+        self.messages = kept
         self.queuedBytes -= dropped
         return dropped
     }

@@ -64,7 +64,7 @@ extension SocketTransport {
     }
 
     @discardableResult
-    public func discardQueued(of connection: ConnectionID) -> Int {
-        self.sockets[connection]?.discardQueued() ?? 0
+    public func discardQueued(of connection: ConnectionID, keeping keep: (WebSocketMessage) -> Bool) -> Int {
+        self.sockets[connection]?.discardQueued(keeping: keep) ?? 0
     }
 }

@@ -18,9 +18,10 @@ public protocol Transport: AnyObject {
     func queuedBytes(of connection: ConnectionID) -> Int
 
     /// Drops the queued messages of a connection that have not started to be written (a message
-    /// partly written is finished, to keep the framing intact). Returns the bytes dropped.
+    /// partly written is finished, to keep the framing intact), except those `keep` accepts,
+    /// which stay queued in order. Returns the bytes dropped.
     @discardableResult
-    func discardQueued(of connection: ConnectionID) -> Int
+    func discardQueued(of connection: ConnectionID, keeping keep: (WebSocketMessage) -> Bool) -> Int
 
     /// Refuses new connections from now on. Open connections continue.
     func stopAccepting()
@@ -32,6 +33,15 @@ public protocol Transport: AnyObject {
 
     /// Counters for metrics.
     var statistics: TransportStatistics { get }
+}
+
+extension Transport {
+    /// Drops every queued message of a connection not yet started (see
+    /// `discardQueued(of:keeping:)`).
+    @discardableResult
+    public func discardQueued(of connection: ConnectionID) -> Int {
+        self.discardQueued(of: connection, keeping: { _ in false })
+    }
 }
 
 /// Receives what happens on a transport. Called on the loop thread.

@@ -240,6 +240,10 @@ struct LWSConnection {
     /// Asks for one writable callback. Cheap to call again before it arrives.
     func requestWritable() { _ = lws_callback_on_writable(self.wsi) }
 
+    /// Closes the connection (without a close frame) if it is still open after `seconds`.
+    /// A later timeout replaces this one (writing the close frame sets the close-ack one).
+    func expire(afterSeconds seconds: Int32) { lws_set_timeout(self.wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds) }
+
     /// Closes the connection on the next loop turn, from outside its callbacks.
     func closeSoon() { lws_set_timeout(self.wsi, PENDING_TIMEOUT_USER_OK, islet_lws_to_kill_async) }
 }

@@ -152,3 +152,34 @@ final class UVSignalHandle {
 
     deinit { self.raw.deallocate() }
 }
+
+/// A `uv_prepare_t`: runs a Swift closure once per loop iteration, just before the loop polls
+/// for I/O. Unreferenced, so it never keeps the loop alive by itself.
+final class UVPrepareHandle {
+    private let raw: UnsafeMutablePointer<uv_prepare_t>
+    private var onPrepare: (() -> Void)?
+    private(set) var isClosing = false
+
+    init(loop: UVLoop, _ body: @escaping () -> Void) {
+        self.raw = .allocate(capacity: 1)
+        self.onPrepare = body
+        uvMust(uv_prepare_init(loop.raw, self.raw), "uv_prepare_init")
+        self.raw.pointee.data = Unmanaged.passRetained(self as AnyObject).toOpaque()
+        uvMust(
+            uv_prepare_start(self.raw) { handle in
+                guard let data = handle?.pointee.data else { return }
+                Unmanaged<UVPrepareHandle>.fromOpaque(data).takeUnretainedValue().onPrepare?()
+            }, "uv_prepare_start")
+        uv_unref(asHandle(self.raw))
+    }
+
+    func close() {
+        guard !self.isClosing else { return }
+        self.isClosing = true
+        self.onPrepare = nil
+        uvMust(uv_prepare_stop(self.raw), "uv_prepare_stop")
+        uv_close(asHandle(self.raw), releaseBoxOnClose)
+    }
+
+    deinit { self.raw.deallocate() }
+}

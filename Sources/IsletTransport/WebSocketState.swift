@@ -32,10 +32,12 @@ final class WebSocketState {
     func close(code: WebSocketCloseCode, reason: String) {
         guard self.pendingClose == nil else { return }
         self.pendingClose = (code, reason)
+        // A peer that stopped reading would never let the close frame out: drop it after 10 s.
+        self.connection.expire(afterSeconds: 10)
         self.requestWritable()
     }
 
-    func discardQueued() -> Int { self.outbound.discardUnstarted() }
+    func discardQueued(keeping keep: (WebSocketMessage) -> Bool) -> Int { self.outbound.discardUnstarted(keeping: keep) }
 
     /// A piece of a message arrived. Returns the message once complete. A message over the
     /// limit sets the close reason (1009) and `closeCode`: the caller must return `.close`.

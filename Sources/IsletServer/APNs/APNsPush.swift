@@ -1,0 +1,186 @@
+import IsletCore
+import IsletTransport
+
+/// An APNs-style refusal: the status and Apple's `reason` (API.md "APNs-compatible ingress").
+struct APNsFailure: Error, Equatable {
+    var status: Int
+    var reason: String
+    /// For 410: when the token stopped being valid, in milliseconds since the epoch (as APNs).
+    var timestamp: Int64? = nil
+
+    static func bad(_ reason: String) -> APNsFailure { APNsFailure(status: 400, reason: reason) }
+}
+
+/// The headers of a push, checked (AP-1, AP-3, AP-4), before the token is looked up.
+struct APNsHeaders: Equatable {
+    /// The bundle id named by `apns-topic` (`<bundleId>.push-type.liveactivity`).
+    var bundleID: String
+    var priority: Int
+    var apnsID: String?
+
+    static let topicSuffix = ".push-type.liveactivity"
+    static let maxCollapseIDBytes = 64
+
+    /// Reads and checks the `apns-*` headers, in the order APNs reports problems.
+    static func read(_ headers: HTTPHeaders) -> Result<APNsHeaders, APNsFailure> {
+        guard headers["apns-push-type"]?.lowercased() == "liveactivity" else { return .failure(.bad("InvalidPushType")) }
+        guard let topic = headers["apns-topic"], !topic.isEmpty else { return .failure(.bad("MissingTopic")) }
+        guard topic.hasSuffix(Self.topicSuffix), topic.count > Self.topicSuffix.count else {
+            return .failure(.bad(topic.contains(".push-type.") ? "BadTopic" : "TopicDisallowed"))
+        }
+        var priority = 10
+        if let text = headers["apns-priority"] {
+            guard let value = Int(text), value == 5 || value == 10 else { return .failure(.bad("BadPriority")) }
+            priority = value
+        }
+        if let collapse = headers["apns-collapse-id"], collapse.utf8.count > Self.maxCollapseIDBytes {
+            return .failure(.bad("BadCollapseId"))
+        }
+        if let expiration = headers["apns-expiration"] {
+            guard let seconds = Int64(expiration), seconds >= 0 else { return .failure(.bad("BadExpirationDate")) }
+        }
+        var apnsID: String?
+        if let id = headers["apns-id"] {
+            guard isCanonicalUUID(id) else { return .failure(.bad("BadMessageId")) }
+            apnsID = id.lowercased()
+        }
+        return .success(
+            APNsHeaders(bundleID: String(topic.dropLast(Self.topicSuffix.count)), priority: priority, apnsID: apnsID))
+    }
+}
+
+/// The `aps` dictionary of a Live Activity push, checked (AP-5) and mapped to an engine command
+/// (docs/engine.md "Mapping for the APNs-style ingress").
+struct APNsPayload {
+    enum Event: String { case start, update, end }
+
+    let event: Event
+    let aps: JSONObject
+
+    /// Reads a body: a JSON object with an `aps` object carrying `timestamp` and `event`.
+    static func read(_ body: [UInt8]) -> Result<APNsPayload, APNsFailure> {
+        guard case .object(let root)? = try? JSONParser(maxDepth: 32).parse(body) else {
+            return .failure(.bad("BadPayload"))
+        }
+        guard case .object(let aps)? = root["aps"] else { return .failure(.bad("BadPayload")) }
+        guard let timestamp = aps["timestamp"] else { return .failure(.bad("MissingTimestamp")) }
+        guard timestamp.numberValue.flatMap({ Instant(unixSeconds: $0) }) != nil else {
+            return .failure(.bad("BadTimestamp"))
+        }
+        guard let name = aps["event"]?.stringValue, let event = Event(rawValue: name) else {
+            return .failure(.bad("BadEvent"))
+        }
+        let payload = APNsPayload(event: event, aps: aps)
+        if let problem = payload.typeProblem() { return .failure(.bad(problem)) }
+        return .success(payload)
+    }
+
+    /// The first key of a wrong type or a missing required key, as a reason.
+    private func typeProblem() -> String? {
+        for key in ["stale-date", "dismissal-date", "relevance-score"] {
+            if let value = self.aps[key], value.numberValue.flatMap({ Instant(unixSeconds: $0) }) == nil {
+                return "BadPayload"
+            }
+        }
+        if let state = self.aps["content-state"], state.objectValue == nil { return "BadPayload" }
+        if let alert = self.aps["alert"], alert.objectValue == nil && alert.stringValue == nil { return "BadPayload" }
+        guard self.event == .start else { return nil }
+        guard self.aps["attributes-type"]?.stringValue != nil, self.aps["attributes"]?.objectValue != nil,
+            self.aps["content-state"] != nil, self.aps["alert"] != nil
+        else { return "MissingStartField" }
+        if let input = self.aps["input-push-token"], input != .number(1) { return "BadPayload" }
+        return nil
+    }
+
+    /// The engine command for this push to `resolution`'s token.
+    func command(for resolution: TokenResolution, headers: APNsHeaders, apnsID: String) -> JSONValue {
+        var command = JSONObject()
+        var delivery: JSONObject = ["priority": .number(Double(headers.priority)), "apnsId": .string(apnsID)]
+        command["timestamp"] = self.date("timestamp")
+        if let alert = self.alert { command["alert"] = alert }
+        switch self.event {
+        case .start:
+            command["type"] = "activity.request"
+            command["source"] = "push"
+            command["app"] = .string(resolution.app)
+            command["attributesType"] = self.aps["attributes-type"]
+            command["attributes"] = self.aps["attributes"]
+            command["content"] = self.content
+            if self.aps["input-push-token"] != nil { command["pushType"] = "token" }
+        case .update, .end:
+            command["type"] = self.event == .update ? "activity.update" : "activity.end"
+            command["id"] = resolution.activity.map { .string($0) }
+            delivery["source"] = "push"
+            if self.event == .update || self.hasContent { command["content"] = self.content }
+            if self.event == .end, let date = self.date("dismissal-date") {
+                command["dismissalPolicy"] = ["after": date]
+            }
+        }
+        command["delivery"] = .object(delivery)
+        return .object(command)
+    }
+
+    private var hasContent: Bool {
+        self.aps["content-state"] != nil || self.aps["stale-date"] != nil || self.aps["relevance-score"] != nil
+    }
+
+    private var content: JSONValue {
+        var content = JSONObject()
+        content["state"] = self.aps["content-state"]
+        content["staleDate"] = self.date("stale-date")
+        content["relevanceScore"] = self.aps["relevance-score"]
+        return .object(content)
+    }
+
+    /// An `alert`: Apple's object (title, body, sound), or a string taken as the body.
+    private var alert: JSONValue? {
+        switch self.aps["alert"] {
+        case .string(let body)?: return ["body": .string(body)]
+        case .object(let object)?: return .object(object)
+        default: return nil
+        }
+    }
+
+    /// A Unix-seconds key as an RFC 3339 date.
+    private func date(_ key: String) -> JSONValue? {
+        guard let seconds = self.aps[key]?.numberValue, let instant = Instant(unixSeconds: seconds) else { return nil }
+        return .string(instant.rfc3339)
+    }
+}
+
+/// `8-4-4-4-12` hexadecimal digits, as APNs requires of `apns-id`.
+func isCanonicalUUID(_ text: String) -> Bool {
+    let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
+    return groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+}
+
+/// A device token in a path: hexadecimal, of an even length between 2 and 200.
+func isHexToken(_ text: String) -> Bool {
+    !text.isEmpty && text.count <= 200 && text.count % 2 == 0 && text.allSatisfy(\.isHexDigit)
+}
+
+/// A random version-4 UUID in lowercase, for pushes that came without `apns-id`.
+func randomUUID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    bytes[6] = (bytes[6] & 0x0F) | 0x40
+    bytes[8] = (bytes[8] & 0x3F) | 0x80
+    let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+    let text = hex.joined()
+    let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+        String(text[text.index(text.startIndex, offsetBy: range.lowerBound)..<text.index(text.startIndex, offsetBy: range.upperBound)])
+    }
+    return parts.joined(separator: "-")
+}
+
+extension APNsFailure {
+    /// The APNs-style reply: the status, `apns-id`, and `{"reason"}` (plus `timestamp` for 410).
+    func httpResponse(apnsID: String) -> HTTPResponse {
+        var body: JSONObject = ["reason": .string(self.reason)]
+        if let timestamp = self.timestamp { body["timestamp"] = .number(Double(timestamp)) }
+        var response = HTTPResponse.json(.object(body), status: self.status)
+        response.headers.add(name: "apns-id", value: apnsID)
+        return response
+    }
+}

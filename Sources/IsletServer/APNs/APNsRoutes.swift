@@ -1,0 +1,110 @@
+import IsletCore
+import IsletTransport
+
+/// The APNs-style ingress: `POST /3/device/<hex token>` answered the way APNs answers.
+enum APNsRoutes {
+    static let pathPrefix = "/3/"
+    /// Request headers the transport must pass on (libwebsockets knows none of them).
+    static let headerNames = [
+        "apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id",
+    ]
+
+    /// A refused body (too large or chunked) under `/3/`.
+    static func refusal(_ problem: HTTPRequest.BodyProblem) -> HTTPResponse {
+        switch problem {
+        case .tooLarge: return APNsFailure(status: 413, reason: "PayloadTooLarge").httpResponse(apnsID: randomUUID())
+        case .lengthRequired: return APNsFailure.bad("BadPayload").httpResponse(apnsID: randomUUID())
+        }
+    }
+}
+
+extension IsletServer {
+    func addAPNsRoutes() {
+        let this = LoopConfined(self)
+        self.router.add(.POST, "/3/device/{token}", access: .open) { (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            return server.push(context)
+        }
+    }
+
+    /// One push: headers (AP-1…AP-4), token, payload (AP-5), then the engine command; 200 with
+    /// `apns-id` once it is committed, whatever the device does with it (AP-6).
+    private func push(_ context: RouteContext) -> RouteReply {
+        let request = context.request
+        let fallbackID = (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
+            ?? randomUUID()
+        let outcome = self.checkPush(context)
+        switch outcome {
+        case .failure(let failure):
+            return .now(failure.httpResponse(apnsID: fallbackID))
+        case .success(let (command, apnsID)):
+            if self.rateLimited(1, key: context.token) != nil {
+                return .now(APNsFailure(status: 429, reason: "TooManyRequests").httpResponse(apnsID: apnsID))
+            }
+            self.simulation.submit([command]) { result in
+                switch result {
+                case .success:
+                    context.respondLater(HTTPResponse(status: 200, headers: ["apns-id": apnsID]))
+                case .failure(let error):
+                    let status = error.code == .internal ? 500 : 400
+                    let reason = error.code == .internal ? "InternalServerError" : "BadPayload"
+                    context.respondLater(APNsFailure(status: status, reason: reason).httpResponse(apnsID: apnsID))
+                }
+            }
+            return .later
+        }
+    }
+
+    private func checkPush(_ context: RouteContext) -> Result<(JSONValue, String), APNsFailure> {
+        let request = context.request
+        if let failure = self.checkProviderToken(request.headers) { return .failure(failure) }
+        let token = context.parameters["token"] ?? ""
+        guard isHexToken(token) else { return .failure(.bad("BadDeviceToken")) }
+        let headers: APNsHeaders
+        switch APNsHeaders.read(request.headers) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let read): headers = read
+        }
+        guard request.body.count <= self.configuration.limits.apnsPayloadBytes else {
+            return .failure(APNsFailure(status: 413, reason: "PayloadTooLarge"))
+        }
+        guard !request.body.isEmpty else { return .failure(.bad("PayloadEmpty")) }
+        guard let resolution = self.engine.resolve(token: token) else { return .failure(.bad("BadDeviceToken")) }
+        if resolution.isDismissed { return .failure(self.unregistered(resolution)) }
+        guard resolution.app == headers.bundleID else { return .failure(.bad("DeviceTokenNotForTopic")) }
+        let payload: APNsPayload
+        switch APNsPayload.read(request.body) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let read): payload = read
+        }
+        // A start goes to the app's push-to-start token; updates and ends to an activity's token.
+        guard (payload.event == .start) == resolution.isPushToStart else { return .failure(.bad("BadDeviceToken")) }
+        let apnsID = headers.apnsID ?? randomUUID()
+        return .success((payload.command(for: resolution, headers: headers, apnsID: apnsID), apnsID))
+    }
+
+    /// With an admin token configured, the push must carry it as its provider token.
+    private func checkProviderToken(_ headers: HTTPHeaders) -> APNsFailure? {
+        guard self.access.isEnabled else { return nil }
+        guard let token = Access.presentedToken(headers: headers, query: nil), !token.isEmpty else {
+            return APNsFailure(status: 403, reason: "MissingProviderToken")
+        }
+        guard let principal = try? self.access.principal(for: token), principal.mayMutate else {
+            return APNsFailure(status: 403, reason: "InvalidProviderToken")
+        }
+        return nil
+    }
+
+    /// 410 `Unregistered` with the dismissal instant (ms), as APNs reports when a token stopped
+    /// being valid.
+    private func unregistered(_ resolution: TokenResolution) -> APNsFailure {
+        var failure = APNsFailure(status: 410, reason: "Unregistered")
+        if let id = resolution.activity,
+            let text = self.engine.value(at: JSONPointer(tokens: ["activities", id, "dismissedAt"]))?.stringValue,
+            let instant = try? Instant(rfc3339: text)
+        {
+            failure.timestamp = instant.millisecondsSinceEpoch
+        }
+        return failure
+    }
+}

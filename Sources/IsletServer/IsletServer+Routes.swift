@@ -1,0 +1,211 @@
+import IsletCore
+import IsletTransport
+
+/// The API routes of API.md: commands, the resource routes (sugar for single commands), state
+/// reads and the text scene.
+extension IsletServer {
+    /// A resource route: method, pattern, command type, and whether the body is optional.
+    private struct Sugar {
+        let method: HTTPMethod
+        let pattern: String
+        let type: String
+        /// The path parameter that becomes the command's `id` (or `device`), if any.
+        let idMember: String?
+        let optionalBody: Bool
+    }
+
+    private static let sugar: [Sugar] = [
+        Sugar(method: .PUT, pattern: "/v1/devices/{id}", type: "device.upsert", idMember: "id", optionalBody: false),
+        Sugar(method: .DELETE, pattern: "/v1/devices/{id}", type: "device.delete", idMember: "id", optionalBody: true),
+        Sugar(method: .PUT, pattern: "/v1/apps/{id}", type: "app.upsert", idMember: "id", optionalBody: false),
+        Sugar(method: .DELETE, pattern: "/v1/apps/{id}", type: "app.delete", idMember: "id", optionalBody: true),
+        Sugar(method: .POST, pattern: "/v1/activities", type: "activity.request", idMember: nil, optionalBody: false),
+        Sugar(method: .PATCH, pattern: "/v1/activities/{id}", type: "activity.update", idMember: "id", optionalBody: false),
+        Sugar(method: .POST, pattern: "/v1/activities/{id}/end", type: "activity.end", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .POST, pattern: "/v1/activities/{id}/dismiss", type: "activity.dismiss", idMember: "id",
+            optionalBody: true),
+        Sugar(method: .DELETE, pattern: "/v1/activities/{id}", type: "activity.dismiss", idMember: "id", optionalBody: true),
+        Sugar(method: .PUT, pattern: "/v1/widgets/{id}", type: "widget.upsert", idMember: "id", optionalBody: false),
+        Sugar(method: .DELETE, pattern: "/v1/widgets/{id}", type: "widget.delete", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .PUT, pattern: "/v1/widgets/{id}/timeline", type: "widget.setTimeline", idMember: "id",
+            optionalBody: false),
+        Sugar(method: .POST, pattern: "/v1/widgets/{id}/reload", type: "widget.reload", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .POST, pattern: "/v1/widgets/{id}/interact", type: "widget.interact", idMember: "id",
+            optionalBody: true),
+        Sugar(method: .PUT, pattern: "/v1/stacks/{id}", type: "stack.upsert", idMember: "id", optionalBody: false),
+        Sugar(method: .DELETE, pattern: "/v1/stacks/{id}", type: "stack.delete", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .POST, pattern: "/v1/devices/{id}/press", type: "island.press", idMember: "device", optionalBody: true),
+        Sugar(method: .PUT, pattern: "/v1/relevance/weights", type: "relevance.setWeights", idMember: nil, optionalBody: false),
+        Sugar(method: .PUT, pattern: "/v1/clock", type: "clock.set", idMember: nil, optionalBody: false),
+        Sugar(method: .POST, pattern: "/v1/clock/advance", type: "clock.advance", idMember: nil, optionalBody: false),
+        Sugar(method: .PUT, pattern: "/v1/config", type: "config.set", idMember: nil, optionalBody: false),
+        Sugar(method: .PUT, pattern: "/v1/templates", type: "template.put", idMember: nil, optionalBody: false),
+    ]
+
+    func addAPIRoutes() {
+        let this = LoopConfined(self)
+        self.router.add(.POST, "/v1/commands", body: .json, access: .mutate) {
+            (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            return try server.postCommands(context)
+        }
+        for sugar in Self.sugar {
+            self.router.add(sugar.method, sugar.pattern, body: sugar.optionalBody ? .optionalJSON : .json, access: .mutate)
+            { (context: RouteContext) throws(APIError) -> RouteReply in
+                guard let server = this.value else { throw APIError(.internal, "server gone") }
+                return try server.runSugar(sugar, context)
+            }
+        }
+        self.router.add(.GET, "/v1/state") { (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            let text = context.request.query["path"] ?? ""
+            let path: JSONPointer
+            do throws(APIError) { path = try JSONPointer(parsing: text) } catch {
+                throw APIError(.invalidArgument, "the path query parameter: \(error.message)")
+            }
+            return server.whenPublished(context) { server throws(APIError) in try server.stateResponse(at: path) }
+        }
+        self.router.add(.GET, "/v1/clock") { (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            return server.whenPublished(context) { server throws(APIError) in
+                .json200(resultBody(rev: server.position.revision, result: server.engine.value(at: "/clock") ?? .null))
+            }
+        }
+        self.router.add(.GET, "/v1/devices/{id}/scene") { (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            let id = context.parameters["id"] ?? ""
+            let resolve = context.request.query["resolve"]
+            guard resolve == nil || resolve == "text" else {
+                throw APIError(.invalidArgument, "resolve must be \"text\" (or absent)")
+            }
+            return server.whenPublished(context) { server throws(APIError) in
+                try server.sceneResponse(device: id, resolveText: resolve == "text")
+            }
+        }
+        for collection in ["devices", "apps", "activities", "widgets", "stacks"] {
+            self.router.add(.GET, "/v1/\(collection)/{id}") { (context: RouteContext) throws(APIError) -> RouteReply in
+                guard let server = this.value else { throw APIError(.internal, "server gone") }
+                let path = JSONPointer(tokens: [collection, context.parameters["id"] ?? ""])
+                return server.whenPublished(context) { server throws(APIError) in try server.stateResponse(at: path) }
+            }
+        }
+        self.addAPNsRoutes()
+    }
+
+    // MARK: Commands
+
+    private func postCommands(_ context: RouteContext) throws(APIError) -> RouteReply {
+        guard case .object(let body)? = context.json else {
+            throw APIError(.invalidArgument, "the body must be {\"commands\": [ … ]}", field: .root)
+        }
+        if let unknown = body.keys.first(where: { $0 != "commands" }) {
+            throw APIError(.invalidArgument, "unknown member \"\(unknown)\"", field: JSONPointer(tokens: [unknown]))
+        }
+        guard case .array(let commands)? = body["commands"] else {
+            throw APIError(.invalidArgument, "\"commands\" must be an array of command objects", field: "/commands")
+        }
+        return try self.submit(commands, context) { revision in
+            .json200(resultsBody(rev: revision.rev, results: revision.results))
+        } mapError: { $0 }
+    }
+
+    private func runSugar(_ sugar: Sugar, _ context: RouteContext) throws(APIError) -> RouteReply {
+        var command = JSONObject()
+        switch context.json {
+        case nil: break
+        case .object(let object)?: command = object
+        case let other?: throw APIError(.invalidArgument, "the body must be a JSON object, not \(other.typeName)", field: .root)
+        }
+        guard command["type"] == nil else {
+            throw APIError(.invalidArgument, "the route names the command type; leave out \"type\"", field: "/type")
+        }
+        if let member = sugar.idMember, let id = context.parameters["id"] {
+            if let given = command[member], given != .string(id) {
+                throw APIError(.invalidArgument, "\"\(member)\" differs from the path's \(id)", field: JSONPointer(tokens: [member]))
+            }
+            command[member] = .string(id)
+        }
+        command["type"] = .string(sugar.type)
+        let prefix = JSONPointer(tokens: ["commands", "0"])
+        return try self.submit([.object(command)], context) { revision in
+            .json200(resultBody(rev: revision.rev, result: revision.results.first ?? [:]))
+        } mapError: { error in
+            // The body is the command: point into it, not into a batch.
+            var mapped = error
+            if let field = error.field, field.isWithin(prefix) {
+                mapped.field = JSONPointer(tokens: Array(field.tokens.dropFirst(2)))
+            }
+            return mapped
+        }
+    }
+
+    /// Submits a batch for a request: rate limit, pipeline, reply after the commit.
+    func submit(
+        _ commands: [JSONValue], _ context: RouteContext, reply: @escaping (Revision) -> HTTPResponse,
+        mapError: @escaping (APIError) -> APIError
+    ) throws(APIError) -> RouteReply {
+        if let limited = self.rateLimited(commands.count, key: context.token) {
+            let seconds = limited.message.split(separator: " ").dropLast().last.map(String.init) ?? "1"
+            return .now(limited.httpResponse(headers: ["retry-after": seconds]))
+        }
+        self.simulation.submit(commands) { result in
+            switch result {
+            case .success(let revision): context.respondLater(reply(revision))
+            case .failure(let error): context.respondLater(mapError(error).httpResponse())
+            }
+        }
+        return .later
+    }
+
+    // MARK: Reads
+
+    /// Answers with `body` once every revision produced so far is published (at once when the
+    /// pipeline is idle), so a read never shows an uncommitted revision.
+    func whenPublished(_ context: RouteContext, _ body: @escaping (IsletServer) throws(APIError) -> HTTPResponse)
+        -> RouteReply
+    {
+        var immediate: HTTPResponse?
+        var answered = false
+        self.simulation.whenPublished { [unowned self] in
+            let response: HTTPResponse
+            do throws(APIError) { response = try body(self) } catch { response = error.httpResponse() }
+            if answered { context.respondLater(response) } else { immediate = response }
+        }
+        answered = true
+        if let failure = self.simulation.failure { return .now(failure.httpResponse()) }
+        return immediate.map { .now($0) } ?? .later
+    }
+
+    func stateResponse(at path: JSONPointer) throws(APIError) -> HTTPResponse {
+        let engine = self.engine
+        let rev = self.position.revision
+        let epoch = self.position.epoch
+        if path.isRoot {
+            return .json200(stateBody(epoch: epoch, path: path, rev: rev) { writer in
+                engine.writeDocument { writer.writeEncoded($0) }
+            })
+        }
+        guard let value = engine.value(at: path) else {
+            throw APIError(.notFound, "nothing at \(path) in the state document")
+        }
+        return .json200(stateBody(epoch: epoch, path: path, rev: rev) { $0.write(value) })
+    }
+
+    func sceneResponse(device: String, resolveText: Bool) throws(APIError) -> HTTPResponse {
+        let path = JSONPointer(tokens: ["devices", device, "scene"])
+        guard let scene = self.engine.value(at: path) else { throw APIError(.notFound, "no device \"\(device)\"") }
+        let value = resolveText ? SceneText(engine: self.engine).resolve(scene) : scene
+        return .json200(stateBody(epoch: self.position.epoch, path: path, rev: self.position.revision) { $0.write(value) })
+    }
+}
+
+extension HTTPResponse {
+    /// A 200 JSON response with an already encoded body.
+    static func json200(_ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["content-type": "application/json", "cache-control": "no-store"], body: body)
+    }
+}

@@ -1,0 +1,109 @@
+import IsletCore
+public import IsletTransport
+import Logging
+
+extension IsletServer: TransportDelegate {
+    public func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
+        let (route, reply) = self.handle(request)
+        guard case .now(let response) = reply else { return }
+        self.answer(request.id, route: route, with: response)
+    }
+
+    func answer(_ request: RequestID, route: String, with response: HTTPResponse) {
+        self.metrics.requestAnswered(route: route, status: response.status)
+        self.transport.respond(to: request, with: response)
+    }
+
+    public func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool {
+        !self.isShuttingDown && upgrade.path == Self.streamPath && upgrade.subprotocol == Self.streamSubprotocol
+    }
+
+    /// A stream opens: check its token and `Origin`, then say hello. A refused stream gets an
+    /// `error` message and close code 1008, and no hello.
+    public func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {
+        let token = Access.presentedToken(headers: upgrade.headers, query: upgrade.query)
+        let principal: Principal
+        do throws(APIError) {
+            guard self.access.allows(origin: upgrade.headers["origin"]) else {
+                throw APIError(.forbidden, "the Origin \(upgrade.headers["origin"] ?? "") is not allowed")
+            }
+            principal = try self.access.principal(for: token)
+        } catch {
+            self.logger.debug("stream refused", metadata: ["islet.conn.id": "\(connection)", "error.code": "\(error.code)"])
+            transport.send(.text(error.streamMessage()), to: connection)
+            transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
+            return
+        }
+        let session = self.hub.open(connection, principal: principal, rateKey: token ?? "")
+        self.logger.debug("stream opened", metadata: ["islet.conn.id": "\(connection)"])
+        self.hub.sendControl(self.helloMessage, to: session)
+    }
+
+    private var helloMessage: [UInt8] { StreamHello(limits: self.configuration.limits).encoded(at: self.position) }
+
+    public func transport(
+        _ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID
+    ) {
+        guard let session = self.hub.connections[connection] else { return }
+        switch ClientMessage.parse(message) {
+        case .failure(let refusal):
+            self.hub.sendControl(refusal.error.streamMessage(id: refusal.id), to: session)
+        case .success(let message):
+            self.handle(message, from: session)
+        }
+    }
+
+    private func handle(_ message: ClientMessage, from session: StreamConnection) {
+        switch message {
+        case .ping(let id):
+            self.hub.sendControl(StreamMessages.pong(id: id), to: session)
+        case .subscribe(let id, let path, let since):
+            do throws(APIError) { try self.hub.subscribe(session, id: id, path: path, since: since) } catch {
+                self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
+            }
+        case .unsubscribe(let id):
+            do throws(APIError) { try self.hub.unsubscribe(session, id: id) } catch {
+                self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
+            }
+        case .command(let id, let commands):
+            self.command(id: id, commands: commands, from: session)
+        }
+    }
+
+    /// A stream `command`: the same batch as `POST /v1/commands`, answered with `ack` after
+    /// the commit, or `error`.
+    private func command(id: JSONValue, commands: [JSONValue], from session: StreamConnection) {
+        guard session.principal.mayMutate else {
+            let error = APIError(.forbidden, "the viewer token may only read; commands need the admin token")
+            return self.hub.sendControl(error.streamMessage(id: id), to: session)
+        }
+        if let wait = self.rateLimited(commands.count, key: session.rateKey) {
+            return self.hub.sendControl(wait.streamMessage(id: id), to: session)
+        }
+        let hub = self.hub
+        self.simulation.submit(commands) { result in
+            switch result {
+            case .success(let revision): hub.sendControl(StreamMessages.ack(id: id, revision: revision), to: session)
+            case .failure(let error): hub.sendControl(error.streamMessage(id: id), to: session)
+            }
+        }
+    }
+
+    /// Takes `cost` commands from `key`'s rate-limit bucket; the `rate_limited` error if empty.
+    func rateLimited(_ cost: Int, key: String) -> APIError? {
+        let milliseconds = self.now.millisecondsSinceEpoch
+        guard let seconds = self.rateLimiter.take(max(1, cost), key: key, nowMilliseconds: milliseconds) else {
+            return nil
+        }
+        let wait = Int(seconds.rounded(.up))
+        return APIError(.rateLimited, "too many commands for this token; retry in \(max(1, wait)) s")
+    }
+
+    public func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
+        guard self.hub.connections[connection] != nil else { return }
+        self.hub.closed(connection)
+        self.logger.debug(
+            "stream closed",
+            metadata: ["islet.conn.id": "\(connection)", "islet.close.code": "\(code.map(\.description) ?? "none")"])
+    }
+}

@@ -1,0 +1,57 @@
+public import IsletCore
+
+/// One revision as the commit stage receives it: what produced it (the replay input) and what
+/// it changed.
+public struct RevisionRecord: Sendable {
+    /// What produced a revision.
+    public enum Cause: Sendable, Equatable {
+        /// An accepted batch of command objects (from `POST /v1/commands`, a resource route, a
+        /// stream `command` or the APNs-style ingress), exactly as applied.
+        case commands([JSONValue])
+        /// A clock step: `engine.advance(to: wall)` fired scheduled transitions (a `tick`).
+        case tick
+    }
+
+    public let cause: Cause
+    /// The wall instant the engine was given (`apply(_:at:)` or `advance(to:)`): replaying the
+    /// same causes at the same wall instants through the same engine reproduces the revision.
+    public let wall: Instant
+    /// The revision: number, simulated instant, patch operations (and their encoding), results.
+    public let revision: Revision
+
+    public init(cause: Cause, wall: Instant, revision: Revision) {
+        self.cause = cause
+        self.wall = wall
+        self.revision = revision
+    }
+}
+
+/// The persistence seam of the command pipeline.
+///
+/// Once per loop turn that produced revisions, the pipeline hands them to `commit`, in order,
+/// before any client sees them: acks, HTTP replies and stream patches for those revisions go
+/// out only after `completion` has been called with `nil`. Reads (`GET /v1/state`, snapshots)
+/// wait too, so no client ever observes a revision whose commit has not completed.
+///
+/// Rules for implementations:
+/// - `commit` is called on the loop thread, never again before the previous call's
+///   `completion`; revisions accepted meanwhile wait for the next call (one group per call).
+/// - Call `completion` exactly once, on the loop thread: `nil` when the records are durable, or
+///   the error. It may be called before `commit` returns (a synchronous commit, e.g. one SQLite
+///   transaction per turn) or later (work handed to another thread, then back with
+///   `EventLoop.execute`).
+/// - A failed commit stops the pipeline: the server answers those requests with `internal`,
+///   closes every stream with 1011 and refuses further commands (its state has moved past what
+///   is durable).
+public protocol CommitStage: AnyObject {
+    func commit(_ records: [RevisionRecord], completion: @escaping ((any Error)?) -> Void)
+}
+
+/// The commit stage of a server without persistence: completes at once.
+public final class ImmediateCommitStage: CommitStage {
+    public init() {}
+
+    public func commit(_ records: [RevisionRecord], completion: @escaping ((any Error)?) -> Void) {
+        completion(nil)
+    }
+}

@@ -1,0 +1,361 @@
+import IsletCore
+import IsletTransport
+import Logging
+
+/// The set of live subscription paths of a connection: connections with equal keys receive
+/// the same patches, encoded once.
+struct SubscriptionKey: Hashable {
+    /// Sorted, without duplicates.
+    let paths: [JSONPointer]
+
+    init(_ paths: some Sequence<JSONPointer>) { self.paths = Array(Set(paths)).sorted() }
+
+    static let empty = SubscriptionKey([])
+}
+
+/// One `/v1/stream` connection's subscriptions and delivery state. Loop-confined.
+final class StreamConnection {
+    struct Subscription {
+        let id: String
+        let path: JSONPointer
+        /// Receiving patches (its snapshot, or its resume, went out).
+        var isLive = false
+    }
+
+    /// What a subscription waits to be sent before it goes live.
+    enum Pending: Equatable {
+        case snapshot(sub: String, reason: String?)
+        case resume(sub: String, since: ClientMessage.Since)
+    }
+
+    let id: ConnectionID
+    let principal: Principal
+    /// The rate-limit bucket of this connection's commands (its token).
+    let rateKey: String
+    var subscriptions: [String: Subscription] = [:]
+    /// Subscription ids in the order they were made.
+    var order: [String] = []
+    var pending: [Pending] = []
+    /// A `resync` to send (once drained) before the pending snapshots.
+    var resyncReason: String?
+    /// Over its cap: patches are dropped until the queue drains.
+    var dropping = false
+    var key = SubscriptionKey.empty
+
+    init(id: ConnectionID, principal: Principal, rateKey: String) {
+        self.id = id
+        self.principal = principal
+        self.rateKey = rateKey
+    }
+}
+
+/// The stream side of the server: connections, subscriptions, fan-out of published revisions,
+/// the revision history, and the slow-consumer policy. Loop-confined.
+final class StreamHub {
+    /// Counters for metrics (copied when `/metrics` is rendered).
+    struct Counters {
+        var patchFrames: UInt64 = 0
+        var snapshots: UInt64 = 0
+        var resyncs: UInt64 = 0
+        var slowConsumerCloses: UInt64 = 0
+    }
+
+    let transport: any Transport
+    let simulation: LiveSimulation
+    let outboundCap: Int
+    let maxSubscriptions: Int
+    let slowTimeoutMilliseconds: Int64
+    let logger: Logger
+    private(set) var connections: [ConnectionID: StreamConnection] = [:]
+    private var groups: [SubscriptionKey: Set<ConnectionID>] = [:]
+    private var presence = PathPresence()
+    private(set) var history: RevisionHistory
+    private var needsService: Set<ConnectionID> = []
+    private var slowSince: [ConnectionID: Instant] = [:]
+    private let snapshotPrefix: [UInt8]
+    private(set) var counters = Counters()
+
+    init(transport: any Transport, simulation: LiveSimulation, configuration: IsletConfiguration, logger: Logger) {
+        self.transport = transport
+        self.simulation = simulation
+        self.outboundCap = configuration.limits.outboundBytes
+        self.maxSubscriptions = configuration.limits.subscriptionsPerConnection
+        let (seconds, attoseconds) = configuration.stream.slowConsumerTimeout.components
+        self.slowTimeoutMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        self.logger = logger
+        self.history = RevisionHistory(
+            maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
+        self.snapshotPrefix = StreamMessages.snapshotPrefix(epoch: simulation.epoch)
+    }
+
+    // MARK: Connections
+
+    func open(_ id: ConnectionID, principal: Principal, rateKey: String) -> StreamConnection {
+        let connection = StreamConnection(id: id, principal: principal, rateKey: rateKey)
+        self.connections[id] = connection
+        return connection
+    }
+
+    func closed(_ id: ConnectionID) {
+        guard let connection = self.connections.removeValue(forKey: id) else { return }
+        for sub in connection.subscriptions.values where sub.isLive { self.presence.release(sub.path) }
+        self.leaveGroup(connection)
+        self.needsService.remove(id)
+        self.slowSince[id] = nil
+    }
+
+    /// Queues a control message (ack, error, pong…). Over the cap it is not sent, and the
+    /// connection is treated as a slow consumer.
+    func sendControl(_ bytes: [UInt8], to connection: StreamConnection) {
+        if self.transport.send(.text(bytes), to: connection.id) == .overCap { self.slowConsumer(connection) }
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription; its snapshot (or resume) goes out once the pipeline is idle.
+    func subscribe(_ connection: StreamConnection, id: String, path: JSONPointer, since: ClientMessage.Since?)
+        throws(APIError)
+    {
+        guard connection.subscriptions[id] == nil else {
+            throw APIError(.conflict, "subscription \"\(id)\" exists on this connection", field: "/id")
+        }
+        guard connection.subscriptions.count < self.maxSubscriptions else {
+            throw APIError(.limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
+        }
+        connection.subscriptions[id] = StreamConnection.Subscription(id: id, path: path)
+        connection.order.append(id)
+        connection.pending.append(since.map { .resume(sub: id, since: $0) } ?? .snapshot(sub: id, reason: nil))
+        self.needsService.insert(connection.id)
+        self.simulation.whenPublished { [weak self] in self?.service(connection.id) }
+    }
+
+    /// Ends a subscription and confirms it.
+    func unsubscribe(_ connection: StreamConnection, id: String) throws(APIError) {
+        guard let sub = connection.subscriptions.removeValue(forKey: id) else {
+            throw APIError(.notFound, "no subscription \"\(id)\" on this connection", field: "/id")
+        }
+        connection.order.removeAll { $0 == id }
+        connection.pending.removeAll { $0.sub == id }
+        if sub.isLive {
+            self.presence.release(sub.path)
+            self.regroup(connection)
+        }
+        self.sendControl(StreamMessages.unsubscribed(sub: id), to: connection)
+    }
+
+    // MARK: Turn work
+
+    /// Sends what connections wait for (resyncs, snapshots, resumes) as far as their queues
+    /// allow, and closes connections over their cap for too long. Call when the pipeline is idle.
+    func serviceAll(now: Instant) {
+        for id in self.needsService { self.service(id) }
+        self.closeSlowConsumers(now: now)
+    }
+
+    /// The wall instant at which a slow consumer's time runs out, if any.
+    var nextSlowDeadline: Instant? {
+        self.slowSince.values.min().map { $0.adding(milliseconds: self.slowTimeoutMilliseconds) }
+    }
+
+    private func service(_ id: ConnectionID) {
+        guard let connection = self.connections[id] else {
+            self.needsService.remove(id)
+            return
+        }
+        if connection.dropping {
+            guard self.transport.queuedBytes(of: id) == 0 else { return }
+            connection.dropping = false
+            self.slowSince[id] = nil
+        }
+        if let reason = connection.resyncReason {
+            connection.resyncReason = nil
+            self.counters.resyncs += 1
+            guard self.transport.send(.text(StreamMessages.resync(reason: reason)), to: id) == .queued else { return }
+        }
+        while let next = connection.pending.first {
+            let messages = self.messages(for: next, on: connection)
+            let size = messages.reduce(0) { $0 + $1.count }
+            let queued = self.transport.queuedBytes(of: id)
+            if queued > 0 && queued + size > self.outboundCap { return }  // wait for the queue to drain
+            for message in messages {
+                switch self.transport.send(.text(message), to: id) {
+                case .queued: continue
+                case .overCap: return self.slowConsumer(connection)
+                case .notOpen: return
+                }
+            }
+            connection.pending.removeFirst()
+            self.activate(next.sub, on: connection)
+        }
+        self.needsService.remove(id)
+    }
+
+    /// The messages that take a pending subscription live, at the published revision.
+    private func messages(for pending: StreamConnection.Pending, on connection: StreamConnection) -> [[UInt8]] {
+        guard let sub = connection.subscriptions[pending.sub] else { return [] }
+        switch pending {
+        case .snapshot(_, let reason):
+            return [self.snapshot(sub, reason: reason)]
+        case .resume(_, let since):
+            let latest = self.simulation.publishedRev
+            guard since.epoch == self.simulation.epoch else { return [self.snapshot(sub, reason: "epoch_changed")] }
+            guard since.rev <= latest else { return [self.snapshot(sub, reason: "unknown_revision")] }
+            guard let entries = self.history.entries(after: since.rev, latest: latest) else {
+                return [self.snapshot(sub, reason: "history_trimmed")]
+            }
+            return [StreamMessages.subscribed(sub: sub.id, since: since.rev)] + self.missedPatches(entries, for: sub)
+        }
+    }
+
+    private func snapshot(_ sub: StreamConnection.Subscription, reason: String?) -> [UInt8] {
+        self.counters.snapshots += 1
+        let engine = self.simulation.engine
+        return StreamMessages.snapshot(
+            epoch: self.simulation.epoch, path: sub.path, reason: reason, rev: self.simulation.publishedRev, sub: sub.id
+        ) { writer in
+            if sub.path.isRoot {
+                engine.writeDocument { writer.writeEncoded($0) }
+            } else {
+                writer.write(engine.value(at: sub.path) ?? .null)
+            }
+        }
+    }
+
+    /// A resumed subscription's patches from the history, filtered to its path, each marked
+    /// with `sub` (they apply to that subscription only).
+    private func missedPatches(_ entries: [RevisionHistory.Entry], for sub: StreamConnection.Subscription) -> [[UInt8]]
+    {
+        var existed: Bool? = nil
+        var messages: [[UInt8]] = []
+        for entry in entries {
+            guard let ops = try? Self.operations(entry.encodedOps) else { continue }
+            let known = existed
+            switch PatchFilter.filter(ops, paths: [sub.path], existed: { _ in known }) {
+            case .none: break
+            case .all: messages.append(StreamMessages.patch(rev: entry.rev, encodedOps: entry.encodedOps, sub: sub.id))
+            case .some(let filtered):
+                messages.append(StreamMessages.patch(rev: entry.rev, encodedOps: filtered.encoded, sub: sub.id))
+            }
+            existed = PatchFilter.exists(sub.path, after: ops, existedBefore: existed)
+        }
+        return messages
+    }
+
+    private static func operations(_ encoded: [UInt8]) throws(APIError) -> [PatchOperation] {
+        guard case .array(let elements) = try JSONParser().parse(encoded) else { return [] }
+        var ops: [PatchOperation] = []
+        for element in elements { ops.append(try PatchOperation(json: element)) }
+        return ops
+    }
+
+    private func activate(_ id: String, on connection: StreamConnection) {
+        guard var sub = connection.subscriptions[id], !sub.isLive else { return }
+        sub.isLive = true
+        connection.subscriptions[id] = sub
+        let engine = self.simulation.engine
+        self.presence.retain(sub.path, exists: engine.value(at: sub.path) != nil)
+        self.regroup(connection)
+    }
+
+    private func regroup(_ connection: StreamConnection) {
+        let key = SubscriptionKey(connection.subscriptions.values.filter(\.isLive).map(\.path))
+        guard key != connection.key else { return }
+        self.leaveGroup(connection)
+        connection.key = key
+        if !key.paths.isEmpty { self.groups[key, default: []].insert(connection.id) }
+    }
+
+    private func leaveGroup(_ connection: StreamConnection) {
+        guard !connection.key.paths.isEmpty else { return }
+        self.groups[connection.key]?.remove(connection.id)
+        if self.groups[connection.key]?.isEmpty == true { self.groups[connection.key] = nil }
+        connection.key = .empty
+    }
+
+    // MARK: Publishing
+
+    /// Records committed revisions in the history and sends each connection its patch.
+    func publish(_ records: [RevisionRecord]) {
+        for record in records {
+            let revision = record.revision
+            self.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
+            if !self.groups.isEmpty { self.fanOut(revision) }
+            self.presence.apply(revision.ops)
+        }
+    }
+
+    /// One patch per group of connections with equal subscription paths; equal filtered
+    /// operation lists share one encoding.
+    private func fanOut(_ revision: Revision) {
+        var whole: [UInt8]?
+        var encoded: [[PatchOperation]: [UInt8]] = [:]
+        for (key, members) in self.groups {
+            let bytes: [UInt8]
+            switch PatchFilter.filter(revision.ops, paths: key.paths, existed: { self.presence.existed($0) }) {
+            case .none:
+                continue
+            case .all:
+                bytes = whole ?? StreamMessages.patch(rev: revision.rev, encodedOps: revision.encodedOps)
+                whole = bytes
+            case .some(let ops):
+                bytes = encoded[ops] ?? StreamMessages.patch(rev: revision.rev, encodedOps: ops.encoded)
+                encoded[ops] = bytes
+            }
+            let message = WebSocketMessage.text(bytes)
+            for id in members {
+                guard let connection = self.connections[id], !connection.dropping else { continue }
+                switch self.transport.send(message, to: id) {
+                case .queued: self.counters.patchFrames += 1
+                case .overCap: self.slowConsumer(connection)
+                case .notOpen: break
+                }
+            }
+        }
+    }
+
+    // MARK: Slow consumers
+
+    /// Over the cap: drop the queued patches and snapshots (acks, errors and pongs stay), stop
+    /// sending patches, and once the queue drains send `resync` and fresh snapshots.
+    private func slowConsumer(_ connection: StreamConnection) {
+        let prefix = self.snapshotPrefix
+        self.transport.discardQueued(of: connection.id) { message in
+            let bytes = message.bytes
+            return !(bytes.starts(with: StreamMessages.patchPrefix) || bytes.starts(with: prefix))
+        }
+        if self.slowSince[connection.id] == nil {
+            self.slowSince[connection.id] = self.simulation.clock.now
+            self.logger.debug("slow consumer", metadata: ["islet.conn.id": "\(connection.id)"])
+        }
+        connection.dropping = true
+        connection.resyncReason = "slow_consumer"
+        for id in connection.order {
+            guard var sub = connection.subscriptions[id], sub.isLive else { continue }
+            sub.isLive = false
+            connection.subscriptions[id] = sub
+            self.presence.release(sub.path)
+        }
+        connection.pending = connection.order.map { .snapshot(sub: $0, reason: nil) }
+        self.regroup(connection)
+        self.needsService.insert(connection.id)
+    }
+
+    private func closeSlowConsumers(now: Instant) {
+        for (id, since) in self.slowSince where now.milliseconds(since: since) >= self.slowTimeoutMilliseconds {
+            self.slowSince[id] = nil
+            self.needsService.remove(id)
+            self.counters.slowConsumerCloses += 1
+            self.logger.debug("slow consumer closed", metadata: ["islet.conn.id": "\(id)"])
+            self.transport.discardQueued(of: id)
+            self.transport.close(id, code: WebSocketCloseCode(1013), reason: "slow consumer")
+        }
+    }
+}
+
+extension StreamConnection.Pending {
+    var sub: String {
+        switch self {
+        case .snapshot(let sub, _), .resume(let sub, _): return sub
+        }
+    }
+}
