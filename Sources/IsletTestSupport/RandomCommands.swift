@@ -1,0 +1,167 @@
+public import IsletCore
+
+/// A small seeded generator (SplitMix64) so randomized tests replay exactly.
+public struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        self.state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+
+/// Random command batches over a small world (3 devices, 3 apps, 8 activity ids), from a
+/// seed (a copy of IsletCoreTests' generator for server tests; the clock stays paused: `clock.set`
+/// only ever sets rate 0). Some commands are invalid on purpose (unknown ids, limits, ended activities) so that
+/// rejected batches are exercised too.
+public struct RandomCommands {
+    public var random: SplitMix64
+    public let devices = ["d1", "d2", "d3"]
+    public let models = ["iphone-15-pro", "iphone-16-pro-max", "iphone-se-3", "iphone-14-pro"]
+    public let apps = ["coffee", "ride", "sports"]
+    public let activities = (1...8).map { "x\($0)" }
+    public let types = ["CoffeeDeliveryAttributes", "RideShareAttributes", "SportsScoreAttributes"]
+
+    public init(seed: UInt64) {
+        self.random = SplitMix64(seed: seed)
+    }
+
+    public mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self.random) }
+    public mutating func chance(_ percent: Int) -> Bool { self.int(1...100) <= percent }
+    public mutating func pick<T>(_ values: [T]) -> T { values[self.int(0...(values.count - 1))] }
+
+    /// The world's fixtures: every device and app.
+    public func setUp() -> [JSONValue] {
+        self.devices.enumerated().map { index, id in
+            ["type": "device.upsert", "id": .string(id), "model": .string(self.models[index])]
+        } + self.apps.map { ["type": "app.upsert", "id": .string($0), "foreground": true] }
+    }
+
+    public mutating func batch(now: Instant) -> [JSONValue] {
+        (0..<self.int(1...3)).map { _ in self.command(now: now) }
+    }
+
+    public mutating func command(now: Instant) -> JSONValue {
+        switch self.int(0...99) {
+        case 0..<22: return self.request(now: now)
+        case 22..<50: return self.update(now: now)
+        case 50..<58: return self.end(now: now)
+        case 58..<62: return ["type": "activity.dismiss", "id": .string(self.pick(self.activities))]
+        case 62..<68: return self.deviceUpsert()
+        case 68..<74: return self.appUpsert()
+        case 74..<78: return ["type": "island.press", "device": .string(self.pick(self.devices))]
+        case 78..<86: return ["type": "clock.advance", "seconds": .number(Double(self.int(0...5400)))]
+        case 86..<90: return self.configSet()
+        case 90..<94: return self.templatePut()
+        default: return ["type": "clock.set", "rate": 0]
+        }
+    }
+
+    private mutating func content(now: Instant) -> JSONValue {
+        var content: JSONObject = [
+            "state": [
+                "status": .string(self.pick(["received", "brewing", "onItsWay"])),
+                "n": .number(Double(self.int(0...9))),
+            ]
+        ]
+        if self.chance(50) { content["staleDate"] = .string(now.adding(seconds: Double(self.int(-60...7200))).rfc3339) }
+        if self.chance(50) { content["relevanceScore"] = .number(Double(self.int(0...3) * 25)) }
+        return .object(content)
+    }
+
+    private mutating func delivery() -> JSONValue? {
+        guard self.chance(40) else { return nil }
+        return [
+            "source": "push", "priority": .number(self.chance(70) ? 10 : 5),
+            "apnsId": .string("apns-\(self.int(0...999))"),
+        ]
+    }
+
+    private mutating func request(now: Instant) -> JSONValue {
+        var command: JSONObject = [
+            "type": "activity.request", "id": .string(self.pick(self.activities)), "app": .string(self.pick(self.apps)),
+            "attributesType": .string(self.pick(self.types)), "attributes": ["name": .string(self.pick(["A", "B"]))],
+            "content": self.content(now: now),
+        ]
+        if self.chance(30) { command["pushType"] = "token" }
+        if self.chance(30) { command["alert"] = ["title": "Hello", "body": "World"] }
+        if self.chance(20) { command["source"] = .string(self.pick(["intent", "push"])) }
+        if self.chance(10) {
+            command["start"] = .string(now.adding(seconds: Double(self.int(60...3600))).rfc3339)
+            command["alert"] = ["title": "Scheduled"]
+        }
+        return .object(command)
+    }
+
+    private mutating func update(now: Instant) -> JSONValue {
+        var command: JSONObject = [
+            "type": "activity.update", "id": .string(self.pick(self.activities)), "content": self.content(now: now),
+        ]
+        if self.chance(25) { command["alert"] = ["title": "Update", "sound": "default"] }
+        if self.chance(30) { command["timestamp"] = .string(now.adding(seconds: Double(self.int(-600...600))).rfc3339) }
+        if let delivery = self.delivery() { command["delivery"] = delivery }
+        return .object(command)
+    }
+
+    private mutating func end(now: Instant) -> JSONValue {
+        var command: JSONObject = ["type": "activity.end", "id": .string(self.pick(self.activities))]
+        switch self.int(0...3) {
+        case 0: command["dismissalPolicy"] = "immediate"
+        case 1:
+            command["dismissalPolicy"] = ["after": .string(now.adding(seconds: Double(self.int(-600...20000))).rfc3339)]
+        default: break
+        }
+        if self.chance(50) { command["content"] = self.content(now: now) }
+        if let delivery = self.delivery() { command["delivery"] = delivery }
+        return .object(command)
+    }
+
+    private mutating func deviceUpsert() -> JSONValue {
+        var command: JSONObject = ["type": "device.upsert", "id": .string(self.pick(self.devices))]
+        for flag in ["locked", "standby", "nightMode"] where self.chance(40) { command[flag] = .bool(self.chance(50)) }
+        if self.chance(20) { command["appearance"] = .string(self.pick(["light", "dark"])) }
+        if self.chance(10) { command["model"] = .string(self.pick(self.models)) }
+        return .object(command)
+    }
+
+    private mutating func appUpsert() -> JSONValue {
+        var command: JSONObject = ["type": "app.upsert", "id": .string(self.pick(self.apps))]
+        if self.chance(50) { command["foreground"] = .bool(self.chance(60)) }
+        if self.chance(15) { command["frequentUpdates"] = .bool(self.chance(50)) }
+        if self.chance(20) {
+            command["identity"] = ["tint": .string(self.pick(["#112233", "orange"])), "keyline": "#AABBCC"]
+        }
+        if self.chance(10) { command["liveActivitiesEnabled"] = .bool(self.chance(80)) }
+        return .object(command)
+    }
+
+    private mutating func configSet() -> JSONValue {
+        switch self.int(0...3) {
+        case 0:
+            return [
+                "type": "config.set", "values": ["lowPriorityDelaySeconds": .number(Double(self.pick([0, 5, 120])))],
+            ]
+        case 1: return ["type": "config.set", "values": ["pushBudgetPerHour": .number(Double(self.pick([2, 15])))]]
+        case 2: return ["type": "config.set", "values": ["minimalPolicy": .string(self.pick(["score", "start"]))]]
+        default:
+            return ["type": "config.set", "values": ["alertExpandedSeconds": .number(Double(self.pick([1, 4, 30])))]]
+        }
+    }
+
+    private mutating func templatePut() -> JSONValue {
+        [
+            "type": "template.put", "app": .string(self.pick(self.apps)),
+            "target": .string("activity:" + self.pick(self.types)),
+            "slot": .string(self.pick(["lockScreen", "compactTrailing", "expandedHeight"])),
+            "html": .string(self.pick(["<b>{{state.status}}</b>", "{{state.n}}", "120"])),
+        ]
+    }
+}
