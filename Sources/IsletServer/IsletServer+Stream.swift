@@ -99,6 +99,10 @@ extension IsletServer: TransportDelegate {
         return APIError(.rateLimited, "too many commands for this token; retry in \(max(1, wait)) s")
     }
 
+    public func transport(_ transport: any Transport, didDrain connection: ConnectionID) {
+        self.hub.drained(connection)
+    }
+
     public func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
         guard self.hub.connections[connection] != nil else { return }
         self.hub.closed(connection)

@@ -166,3 +166,29 @@ final class LoopConfined<T: AnyObject>: @unchecked Sendable {
     weak var value: T?
     init(_ value: T) { self.value = value }
 }
+
+/// What the stream side is doing, for tests and diagnostics.
+public struct StreamDiagnostics: Sendable, Equatable {
+    public var openStreams: Int
+    /// Connections over their outbound cap, waiting for their queue to drain.
+    public var slowConsumers: Int
+    public var resyncs: UInt64
+    public var slowConsumerCloses: UInt64
+    public var patchFrames: UInt64
+    /// Revisions held for resuming, and the oldest.
+    public var historyRevisions: Int
+    public var oldestHistoryRevision: UInt64?
+    /// Queued outbound bytes per open stream (the cap bounds each).
+    public var queuedBytes: [Int]
+}
+
+extension IsletServer {
+    public var streamDiagnostics: StreamDiagnostics {
+        StreamDiagnostics(
+            openStreams: self.hub.connections.count, slowConsumers: self.hub.slowCount,
+            resyncs: self.hub.counters.resyncs, slowConsumerCloses: self.hub.counters.slowConsumerCloses,
+            patchFrames: self.hub.counters.patchFrames, historyRevisions: self.hub.history.count,
+            oldestHistoryRevision: self.hub.history.oldest,
+            queuedBytes: self.hub.connections.keys.sorted().map { self.transport.queuedBytes(of: $0) })
+    }
+}

@@ -18,6 +18,7 @@ public final class InMemoryTransport: Transport {
     public private(set) var shutdownCompleted = false
     public private(set) var statistics = TransportStatistics()
     private var queued: [ConnectionID: [WebSocketMessage]] = [:]
+    private var drainNotices: Set<ConnectionID> = []
     private var open: Set<ConnectionID> = []
     private var nextID: UInt64 = 1
     private var pendingShutdown: (() -> Void)?
@@ -82,9 +83,15 @@ public final class InMemoryTransport: Transport {
         try self.sent(to: connection).map { try JSONParser().parse($0.bytes) }
     }
 
-    /// Pretends the socket wrote everything queued for a connection.
+    /// Pretends the socket wrote everything queued for a connection (and then reports a drain
+    /// notice, if one was asked for).
     public func drain(_ connection: ConnectionID) {
         self.delivered[connection, default: []] += self.queued.removeValue(forKey: connection) ?? []
+        if self.drainNotices.remove(connection) != nil { self.delegate?.transport(self, didDrain: connection) }
+    }
+
+    public func requestDrainNotice(for connection: ConnectionID) {
+        if self.open.contains(connection) { self.drainNotices.insert(connection) }
     }
 
     public func isOpen(_ connection: ConnectionID) -> Bool { self.open.contains(connection) }

@@ -1,3 +1,4 @@
+public import IsletCore
 public import IsletServer
 public import Logging
 
@@ -49,15 +50,17 @@ extension IsletConfiguration {
 /// - Throws: What `body` throws, or `TestClientError` if the loop did not close cleanly.
 public func withRunningServer<T: Sendable>(
     _ configuration: IsletConfiguration = .testing(), routes: [Route] = [],
-    _ body: (RunningServer) async throws -> T
+    timeSource: any TimeSource = SystemTimeSource(), _ body: (RunningServer) async throws -> T
 ) async throws -> T {
-    try await withLiveTestLock { try await runServer(configuration, routes, body) }
+    try await withLiveTestLock { try await runServer(configuration, routes, timeSource, body) }
 }
 
 private func runServer<T: Sendable>(
-    _ configuration: IsletConfiguration, _ routes: [Route], _ body: (RunningServer) async throws -> T
+    _ configuration: IsletConfiguration, _ routes: [Route], _ timeSource: any TimeSource,
+    _ body: (RunningServer) async throws -> T
 ) async throws -> T {
-    let server = try await RunningServer.start(configuration: configuration, logger: makeTestLogger(), routes: routes)
+    let server = try await RunningServer.start(
+        configuration: configuration, logger: makeTestLogger(), timeSource: timeSource, routes: routes)
     let result: Result<T, any Error>
     do { result = .success(try await body(server)) } catch { result = .failure(error) }
     server.shutdown()

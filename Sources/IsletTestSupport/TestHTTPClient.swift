@@ -22,8 +22,8 @@ public final class TestHTTPConnection {
     private var buffer: [UInt8] = []
     public var timeout: Duration
 
-    public init(port: Int, timeout: Duration = .seconds(5)) throws {
-        self.socket = try TestSocket.connect(port: port, timeout: timeout)
+    public init(port: Int, timeout: Duration = .seconds(5), receiveBufferBytes: Int? = nil) throws {
+        self.socket = try TestSocket.connect(port: port, timeout: timeout, receiveBufferBytes: receiveBufferBytes)
         self.timeout = timeout
     }
 

@@ -40,19 +40,20 @@ public final class TestWebSocketClient {
     /// - Throws: `TestClientError` if the server answers anything else or closes.
     public static func connect(
         port: Int, path: String = "/v1/stream", subprotocols: [String] = ["islet.v1"],
-        headers: [(String, String)] = [], timeout: Duration = .seconds(5)
+        headers: [(String, String)] = [], timeout: Duration = .seconds(5), receiveBufferBytes: Int? = nil
     ) throws -> TestWebSocketClient {
         let pending = try self.startConnecting(
-            port: port, path: path, subprotocols: subprotocols, headers: headers, timeout: timeout)
+            port: port, path: path, subprotocols: subprotocols, headers: headers, timeout: timeout,
+            receiveBufferBytes: receiveBufferBytes)
         return try self.finishConnecting(pending, timeout: timeout)
     }
 
     /// First half of `connect`: connects and sends the upgrade request (for many clients at once).
     public static func startConnecting(
         port: Int, path: String = "/v1/stream", subprotocols: [String] = ["islet.v1"],
-        headers: [(String, String)] = [], timeout: Duration = .seconds(5)
+        headers: [(String, String)] = [], timeout: Duration = .seconds(5), receiveBufferBytes: Int? = nil
     ) throws -> TestHTTPConnection {
-        let connection = try TestHTTPConnection(port: port, timeout: timeout)
+        let connection = try TestHTTPConnection(port: port, timeout: timeout, receiveBufferBytes: receiveBufferBytes)
         var upgrade: [(String, String)] = [
             ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
             ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),

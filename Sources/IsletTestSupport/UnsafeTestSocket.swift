@@ -22,13 +22,19 @@ public final class TestSocket {
     private init(fd: Int32) { self.fd = fd }
 
     /// Connects to `host:port` (IPv4 literal).
-    public static func connect(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5)) throws
-        -> TestSocket
-    {
+    /// - Parameter receiveBufferBytes: A small kernel receive buffer (`SO_RCVBUF`), so that a
+    ///   client that stops reading makes the server's queue grow soon.
+    public static func connect(
+        host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5), receiveBufferBytes: Int? = nil
+    ) throws -> TestSocket {
         let fd = socket(
             AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket() failed: errno \(errno)") }
         let sock = TestSocket(fd: fd)
+        if let size = receiveBufferBytes {
+            var value = Int32(size)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

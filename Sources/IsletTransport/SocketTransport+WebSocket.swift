@@ -33,6 +33,10 @@ extension SocketTransport {
 
     func webSocketWritable(_ connection: LWSConnection) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .proceed }
+        if state.takeDrainNotice() {
+            self.delegate?.transport(self, didDrain: id)
+            return .proceed
+        }
         let (verdict, written) = state.writeNext(buffer: self.writeBuffer)
         self.statistics.bytesSent += UInt64(written)
         return verdict
@@ -57,6 +61,10 @@ extension SocketTransport {
 
     public func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String) {
         self.sockets[connection]?.close(code: code, reason: reason)
+    }
+
+    public func requestDrainNotice(for connection: ConnectionID) {
+        self.sockets[connection]?.requestDrainNotice()
     }
 
     public func queuedBytes(of connection: ConnectionID) -> Int {

@@ -23,6 +23,11 @@ public protocol Transport: AnyObject {
     @discardableResult
     func discardQueued(of connection: ConnectionID, keeping keep: (WebSocketMessage) -> Bool) -> Int
 
+    /// Asks for one `transport(_:didDrain:)` call once the connection's queue is empty and its
+    /// socket can take more (a writable callback found nothing left to write): the moment a
+    /// reader that had fallen behind has caught up.
+    func requestDrainNotice(for connection: ConnectionID)
+
     /// Refuses new connections from now on. Open connections continue.
     func stopAccepting()
 
@@ -62,4 +67,11 @@ public protocol TransportDelegate: AnyObject {
     /// The WebSocket closed. `code` is the peer's close code, or the one we sent, or nil if the
     /// connection simply dropped. Its identifier is invalid from now on.
     func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?)
+
+    /// The drain notice asked for with `requestDrainNotice(for:)`.
+    func transport(_ transport: any Transport, didDrain connection: ConnectionID)
+}
+
+extension TransportDelegate {
+    public func transport(_ transport: any Transport, didDrain connection: ConnectionID) {}
 }

@@ -12,6 +12,8 @@ final class WebSocketState {
     private(set) var sentClose = false
     /// The code to report when the connection ends: the peer's, or the one we sent.
     private(set) var closeCode: WebSocketCloseCode?
+    /// A drain notice is wanted: the next writable callback with nothing to write reports it.
+    private var wantsDrainNotice = false
 
     init(id: ConnectionID, connection: LWSConnection, outboundCap: Int, messageLimit: Int) {
         self.id = id
@@ -35,6 +37,21 @@ final class WebSocketState {
         // A peer that stopped reading would never let the close frame out: drop it after 10 s.
         self.connection.expire(afterSeconds: 10)
         self.requestWritable()
+    }
+
+    /// Asks for a drain notice (see `Transport.requestDrainNotice`).
+    func requestDrainNotice() {
+        self.wantsDrainNotice = true
+        self.requestWritable()
+    }
+
+    /// In a writable callback: true, once, when a drain notice is wanted and nothing is left to
+    /// write (the callback then writes nothing).
+    func takeDrainNotice() -> Bool {
+        guard self.wantsDrainNotice, self.outbound.isEmpty, self.pendingClose == nil else { return false }
+        self.wantsDrainNotice = false
+        self.writableRequested = false
+        return true
     }
 
     func discardQueued(keeping keep: (WebSocketMessage) -> Bool) -> Int { self.outbound.discardUnstarted(keeping: keep) }
@@ -65,7 +82,7 @@ final class WebSocketState {
         if let chunk = self.outbound.nextChunk(maxBytes: buffer.capacity) {
             guard self.connection.writeWebSocket(chunk, buffer: buffer) else { return (.close, 0) }
             self.outbound.consume(chunk)
-            if !self.outbound.isEmpty || self.pendingClose != nil { self.requestWritable() }
+            if !self.outbound.isEmpty || self.pendingClose != nil || self.wantsDrainNotice { self.requestWritable() }
             return (.proceed, chunk.bytes.count)
         }
         guard let close = self.pendingClose, !self.sentClose else { return (.proceed, 0) }

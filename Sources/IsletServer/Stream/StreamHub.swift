@@ -152,6 +152,9 @@ final class StreamHub {
         self.closeSlowConsumers(now: now)
     }
 
+    /// Connections over their cap and not drained yet.
+    var slowCount: Int { self.slowSince.count }
+
     /// The wall instant at which a slow consumer's time runs out, if any.
     var nextSlowDeadline: Instant? {
         self.slowSince.values.min().map { $0.adding(milliseconds: self.slowTimeoutMilliseconds) }
@@ -162,11 +165,7 @@ final class StreamHub {
             self.needsService.remove(id)
             return
         }
-        if connection.dropping {
-            guard self.transport.queuedBytes(of: id) == 0 else { return }
-            connection.dropping = false
-            self.slowSince[id] = nil
-        }
+        if connection.dropping { return }  // until the transport reports the drain
         if let reason = connection.resyncReason {
             connection.resyncReason = nil
             self.counters.resyncs += 1
@@ -328,6 +327,7 @@ final class StreamHub {
             self.logger.debug("slow consumer", metadata: ["islet.conn.id": "\(connection.id)"])
         }
         connection.dropping = true
+        self.transport.requestDrainNotice(for: connection.id)
         connection.resyncReason = "slow_consumer"
         for id in connection.order {
             guard var sub = connection.subscriptions[id], sub.isLive else { continue }
@@ -338,6 +338,14 @@ final class StreamHub {
         connection.pending = connection.order.map { .snapshot(sub: $0, reason: nil) }
         self.regroup(connection)
         self.needsService.insert(connection.id)
+    }
+
+    /// A slow consumer's socket took everything: resync it once the pipeline is idle.
+    func drained(_ id: ConnectionID) {
+        guard let connection = self.connections[id], connection.dropping else { return }
+        connection.dropping = false
+        self.slowSince[id] = nil
+        self.simulation.whenPublished { [weak self] in self?.service(id) }
     }
 
     private func closeSlowConsumers(now: Instant) {
