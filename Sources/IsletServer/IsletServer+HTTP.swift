@@ -36,7 +36,9 @@ extension IsletServer {
             switch route.body {
             case .none: json = nil
             case .json: json = try self.jsonBody(of: request)
-            case .optionalJSON: json = request.body.isEmpty ? nil : try self.jsonBody(of: request)
+            case .optionalJSON:
+                // (Not a ternary: `nil` there would become JSONValue.null.)
+                if request.body.isEmpty { json = Optional<JSONValue>.none } else { json = try self.jsonBody(of: request) }
             }
             let answered = LoopConfined(self)
             let token = Access.presentedToken(headers: request.headers, query: nil) ?? ""

@@ -116,7 +116,7 @@ extension IsletServer {
     private func runSugar(_ sugar: Sugar, _ context: RouteContext) throws(APIError) -> RouteReply {
         var command = JSONObject()
         switch context.json {
-        case nil: break
+        case .none: break
         case .object(let object)?: command = object
         case let other?: throw APIError(.invalidArgument, "the body must be a JSON object, not \(other.typeName)", field: .root)
         }
