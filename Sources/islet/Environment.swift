@@ -1,3 +1,4 @@
+import ArgumentParser
 import Logging
 
 #if canImport(Glibc)
@@ -25,6 +26,19 @@ struct Environment {
         guard let value = self.values[name], !value.isEmpty else { return nil }
         return value
     }
+
+    /// A numeric variable, or nil when unset.
+    /// - Throws: `ValidationError` when it is set but not a number.
+    func number<T: LosslessStringConvertible>(_ name: String) throws -> T? {
+        guard let text = self[name] else { return nil }
+        guard let value = T(text) else { throw ValidationError("\(name) must be a number, not \(text)") }
+        return value
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces.
+    var trimmed: String { String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 }
 
 /// A logger writing to standard error at `level`. Only the executable bootstraps logging.

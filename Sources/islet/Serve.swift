@@ -12,7 +12,10 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the API, the stream and the dashboard.",
         discussion: """
             Every option can also be set with an environment variable (the option wins):
-            ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN.
+            ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
+            ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
+            ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
+            ISLET_RATE_LIMIT, ISLET_RATE_BURST.
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             """)
 
@@ -30,6 +33,36 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Token that authorises mutations; required off loopback (ISLET_ADMIN_TOKEN).")
     var adminToken: String?
+
+    @Option(help: "Token that authorises reads and subscriptions only (ISLET_VIEWER_TOKEN).")
+    var viewerToken: String?
+
+    @Option(help: "A WebSocket Origin to accept, e.g. https://dash.example; repeatable (ISLET_ALLOWED_ORIGINS).")
+    var allowedOrigin: [String] = []
+
+    @Option(help: "PEM certificate chain: serve HTTP/2 over TLS on --tls-port too (ISLET_TLS_CERT).")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert (ISLET_TLS_KEY).")
+    var tlsKey: String?
+
+    @Option(help: "Port of the TLS listener; 0 picks a free one (ISLET_TLS_PORT). Default: 8443.")
+    var tlsPort: Int?
+
+    @Option(help: "Revisions kept for resuming subscriptions (ISLET_HISTORY_REVISIONS). Default: 1024.")
+    var historyRevisions: Int?
+
+    @Option(help: "Bytes of patches kept for resuming (ISLET_HISTORY_BYTES). Default: 8388608.")
+    var historyBytes: Int?
+
+    @Option(help: "Seconds a stream may stay over its outbound cap before 1013 (ISLET_SLOW_CONSUMER_TIMEOUT). Default: 30.")
+    var slowConsumerTimeout: Double?
+
+    @Option(help: "Commands per second per token; 0 turns the limit off (ISLET_RATE_LIMIT). Default: 50000.")
+    var rateLimit: Double?
+
+    @Option(help: "Commands a token may send at once (ISLET_RATE_BURST). Default: 50000.")
+    var rateBurst: Double?
 
     @Flag(help: "Print the effective configuration and exit.")
     var printConfig = false
@@ -75,6 +108,32 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.publicDirectory = self.publicDir ?? environment["ISLET_PUBLIC_DIR"] ?? defaultPublicDirectory()
         configuration.adminToken = self.adminToken ?? environment["ISLET_ADMIN_TOKEN"]
+        configuration.viewerToken = self.viewerToken ?? environment["ISLET_VIEWER_TOKEN"]
+        configuration.allowedOrigins =
+            self.allowedOrigin.isEmpty
+            ? (environment["ISLET_ALLOWED_ORIGINS"]?.split(separator: ",").map { $0.trimmed } ?? []) : self.allowedOrigin
+        let certificate = self.tlsCert ?? environment["ISLET_TLS_CERT"]
+        let key = self.tlsKey ?? environment["ISLET_TLS_KEY"]
+        if certificate != nil || key != nil {
+            configuration.tls = IsletConfiguration.TLS(
+                certificatePath: certificate ?? "", keyPath: key ?? "",
+                port: try self.tlsPort ?? environment.number("ISLET_TLS_PORT") ?? 8443)
+        }
+        if let value = try self.historyRevisions ?? environment.number("ISLET_HISTORY_REVISIONS") {
+            configuration.stream.historyRevisions = value
+        }
+        if let value = try self.historyBytes ?? environment.number("ISLET_HISTORY_BYTES") {
+            configuration.stream.historyBytes = value
+        }
+        if let seconds = try self.slowConsumerTimeout ?? environment.number("ISLET_SLOW_CONSUMER_TIMEOUT") {
+            configuration.stream.slowConsumerTimeout = .milliseconds(Int64(seconds * 1000))
+        }
+        if let rate = try self.rateLimit ?? environment.number("ISLET_RATE_LIMIT") {
+            configuration.rateLimit.commandsPerSecond = rate
+        }
+        if let burst = try self.rateBurst ?? environment.number("ISLET_RATE_BURST") {
+            configuration.rateLimit.burst = burst
+        }
         return configuration
     }
 
@@ -114,6 +173,14 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     port: \(configuration.port)
     public-dir: \(configuration.publicDirectory ?? "(none)")
     admin-token: \(configuration.adminToken == nil ? "(none)" : "(set)")
+    viewer-token: \(configuration.viewerToken == nil ? "(none)" : "(set)")
+    allowed-origins: \(configuration.allowedOrigins.isEmpty ? "(any)" : configuration.allowedOrigins.joined(separator: ", "))
+    tls: \(configuration.tls.map { "cert \($0.certificatePath), key \($0.keyPath), port \($0.port)" } ?? "(none)")
+    stream.historyRevisions: \(configuration.stream.historyRevisions)
+    stream.historyBytes: \(configuration.stream.historyBytes)
+    stream.slowConsumerTimeout: \(configuration.stream.slowConsumerTimeout)
+    rateLimit.commandsPerSecond: \(configuration.rateLimit.commandsPerSecond)
+    rateLimit.burst: \(configuration.rateLimit.burst)
     limits.httpBodyBytes: \(configuration.limits.httpBodyBytes)
     limits.webSocketMessageBytes: \(configuration.limits.webSocketMessageBytes)
     limits.outboundBytes: \(configuration.limits.outboundBytes)

@@ -1,0 +1,81 @@
+import Foundation
+import IsletCore
+import IsletTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `islet tail` and `islet push` as processes against `islet serve`.
+@Suite("islet tail and islet push as processes")
+struct TailPushProcessTests {
+    static let setUp: [JSONValue] = [
+        ["type": "clock.set", "mode": "virtual", "now": "2026-11-22T08:00:00Z", "rate": 0],
+        ["type": "app.upsert", "id": "coffee", "foreground": true],
+        [
+            "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "CoffeeDeliveryAttributes",
+            "content": ["state": ["status": "received"]], "pushType": "token",
+        ],
+    ]
+
+    @Test("tail prints hello, the snapshot and each patch as one JSON line, resumes with --since, and stops at --limit")
+    func tail() throws {
+        let server = try IsletProcess(arguments: ["serve", "--port", "0", "--admin-token", "tail-admin-token-0123"])
+        let port = try server.waitForListening()
+        defer { server.send(signal: SIGTERM) }
+        let auth = [("Authorization", "Bearer tail-admin-token-0123")]
+        _ = try TestHTTP.commands(port: port, Self.setUp, headers: auth)
+        let tail = try IsletProcess(
+            arguments: ["tail", "--url", "ws://127.0.0.1:\(port)", "--path", "/activities/a1/content", "--limit", "3"],
+            environment: ["ISLET_TOKEN": "tail-admin-token-0123"])
+        let hello = try JSONParser().parse(try #require(try tail.readLine()))
+        #expect(hello["type"] == "hello")
+        let snapshot = try JSONParser().parse(try #require(try tail.readLine()))
+        #expect(snapshot["type"] == "snapshot")
+        #expect(snapshot["value"]?["state"]?["status"] == "received")
+        let update: JSONValue = ["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]]]
+        _ = try TestHTTP.commands(port: port, [update], headers: auth)
+        let patch = try JSONParser().parse(try #require(try tail.readLine()))
+        #expect(patch["type"] == "patch")
+        #expect(patch["rev"] == 2)
+        #expect(try tail.waitForExit() == 0)
+
+        let resumed = try IsletProcess(
+            arguments: ["tail", "--url", "http://127.0.0.1:\(port)/v1/stream", "--path", "/activities/a1/content",
+                        "--since", "1", "--limit", "3", "--token", "tail-admin-token-0123"])
+        #expect(try JSONParser().parse(try #require(try resumed.readLine()))["type"] == "hello")
+        #expect(try JSONParser().parse(try #require(try resumed.readLine()))["type"] == "subscribed")
+        let missed = try JSONParser().parse(try #require(try resumed.readLine()))
+        #expect(missed["rev"] == 2)
+        #expect(missed["sub"] == "tail-1")
+        #expect(try resumed.waitForExit() == 0)
+    }
+
+    @Test("push sends a payload file as an APNs-style push and prints the status and apns-id")
+    func push() throws {
+        let server = try IsletProcess(arguments: ["serve", "--port", "0"])
+        let port = try server.waitForListening()
+        defer { server.send(signal: SIGTERM) }
+        let results = try TestHTTP.commands(port: port, Self.setUp).json()["results"]!
+        let token = try #require(results.arrayValue?[2]["pushToken"]?.stringValue)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("islet-push-\(getpid()).json").path
+        defer { unlink(file) }
+        let payload = #"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"onItsWay"}}}"#
+        FileManager.default.createFile(atPath: file, contents: Data(payload.utf8))
+        let push = try IsletProcess(arguments: [
+            "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "coffee.push-type.liveactivity",
+            "--apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b", file,
+        ])
+        #expect(try push.readLine() == "200 apns-id: eabeae54-14a8-11e5-b60b-1697f925ec7b")
+        #expect(try push.waitForExit() == 0)
+        let status = try TestHTTP.state(port: port, path: "/activities/a1/content/state/status").json()["value"]
+        #expect(status == "onItsWay")
+        let refused = try IsletProcess(arguments: [
+            "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "other.push-type.liveactivity", file,
+        ])
+        #expect(try refused.readLine()?.hasPrefix("400 apns-id: ") == true)
+        #expect(try refused.readLine() == #"{"reason":"DeviceTokenNotForTopic"}"#)
+        #expect(try refused.waitForExit() == 1)
+    }
+}
