@@ -58,7 +58,7 @@ struct BenchIdle: AsyncParsableCommand {
 }
 
 /// `islet serve --port 0` as a child process of the benchmark.
-private final class ServerProcess {
+final class ServerProcess {
     let process: Process
     let port: Int
     var pid: Int32 { self.process.processIdentifier }
@@ -68,10 +68,10 @@ private final class ServerProcess {
         self.port = port
     }
 
-    static func launch() throws -> ServerProcess {
+    static func launch(extraArguments: [String] = []) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--port", "0", "--log-level", "warning"]
+        process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -92,6 +92,18 @@ private final class ServerProcess {
         kill(self.pid, SIGTERM)
         self.process.waitUntilExit()
     }
+}
+
+/// User + system CPU seconds a process has used, from /proc/<pid>/stat.
+func cpuSeconds(of pid: Int32) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    guard let close = stat.lastIndex(of: ")") else { throw ValidationError("bad /proc/\(pid)/stat") }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+        throw ValidationError("bad /proc/\(pid)/stat")
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// VmRSS of a process, from /proc/<pid>/status, in KiB.
