@@ -33,6 +33,8 @@ let package = Package(
             name: "CLibWebSockets", pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         .target(name: "IsletCore", dependencies: [heap, hashTrees], swiftSettings: settings),
         .target(
@@ -40,7 +42,9 @@ let package = Package(
             dependencies: ["IsletCore", .product(name: "Mustache", package: "swift-mustache")],
             swiftSettings: settings),
         .target(name: "IsletStore", dependencies: ["CSQLite", log], swiftSettings: settings),
-        .target(name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", log, deque], swiftSettings: settings),
+        .target(
+            name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", "CNGHTTP2", "COpenSSL", log, deque],
+            swiftSettings: settings),
         .target(
             name: "IsletServer",
             dependencies: [

@@ -80,7 +80,10 @@ public final class IsletServer {
             host: configuration.host, port: configuration.port, subprotocols: [Self.streamSubprotocol],
             maxRequestBodyBytes: configuration.limits.httpBodyBytes,
             maxMessageBytes: configuration.limits.webSocketMessageBytes,
-            outboundCapBytes: configuration.limits.outboundBytes, extraHeaderNames: APNsRoutes.headerNames)
+            outboundCapBytes: configuration.limits.outboundBytes, extraHeaderNames: APNsRoutes.headerNames,
+            tls: configuration.tls.map {
+                TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
+            })
     }
 
     private func addBuiltInRoutes() {

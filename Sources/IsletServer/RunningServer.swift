@@ -18,6 +18,8 @@ public import Prometheus
 public final class RunningServer: Sendable {
     /// The port the server listens on.
     public let port: Int
+    /// The port of the HTTP/2-over-TLS listener, when TLS is configured.
+    public let securePort: Int?
     public let loop: EventLoop
     private let holder: Holder
 
@@ -38,8 +40,9 @@ public final class RunningServer: Sendable {
         }
     }
 
-    private init(port: Int, loop: EventLoop, holder: Holder) {
+    private init(port: Int, securePort: Int?, loop: EventLoop, holder: Holder) {
         self.port = port
+        self.securePort = securePort
         self.loop = loop
         self.holder = holder
     }
@@ -64,11 +67,11 @@ public final class RunningServer: Sendable {
         try loop.start()
         let holder = Holder()
         do {
-            let port = try await loop.submit {
+            let (port, securePort) = try await loop.submit {
                 try Self.build(
                     on: loop, holder, configuration, logger, registry, timeSource, commitStage, routes, handleSignals)
             }
-            return RunningServer(port: port, loop: loop, holder: holder)
+            return RunningServer(port: port, securePort: securePort, loop: loop, holder: holder)
         } catch {
             _ = await loop.terminated()
             throw error
@@ -79,7 +82,7 @@ public final class RunningServer: Sendable {
         on loop: EventLoop, _ holder: Holder, _ configuration: IsletConfiguration, _ logger: Logger,
         _ registry: PrometheusCollectorRegistry, _ timeSource: any TimeSource,
         _ commitStage: () -> any CommitStage, _ routes: [Route], _ handleSignals: Bool
-    ) throws -> Int {
+    ) throws -> (Int, Int?) {
         let transport: SocketTransport
         do {
             transport = try SocketTransport(
@@ -102,7 +105,7 @@ public final class RunningServer: Sendable {
                     try loop.onSignal(signal) { _ in holder.server?.shutdown { loop.stop() } }
                 }
             }
-            return transport.boundPort
+            return (transport.boundPort, transport.securePort)
         } catch {
             transport.shutdown(gracePeriod: .zero) { loop.stop() }
             throw error

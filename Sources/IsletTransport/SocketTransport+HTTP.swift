@@ -115,6 +115,9 @@ extension SocketTransport {
     }
 
     public func respond(to request: RequestID, with response: HTTPResponse) {
+        if let secure = self.secure, secure.owns(request.connection) {
+            return secure.respond(to: request, with: response)
+        }
         guard let exchange = self.exchanges[request.connection], exchange.sequence == request.sequence,
             exchange.inFlight, exchange.response == nil
         else { return }

@@ -56,7 +56,12 @@ extension SocketTransport {
 
     @discardableResult
     public func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult {
-        self.sockets[connection]?.enqueue(message) ?? .notOpen
+        guard let state = self.sockets[connection] else { return .notOpen }
+        if state.writeNow(message, buffer: self.writeBuffer) {
+            self.statistics.bytesSent += UInt64(message.bytes.count)
+            return .queued
+        }
+        return state.enqueue(message)
     }
 
     public func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String) {

@@ -18,6 +18,9 @@ public final class SocketTransport: Transport {
     public let configuration: TransportConfiguration
     /// The port the transport listens on (useful when the configuration asked for port 0).
     public private(set) var boundPort: Int = 0
+    /// The port of the HTTP/2-over-TLS listener, when one is configured.
+    public var securePort: Int? { self.secure?.port }
+    var secure: HTTP2Listener?
     /// Receives requests and WebSocket events. Not retained.
     public weak var delegate: (any TransportDelegate)?
     public internal(set) var statistics = TransportStatistics()
@@ -51,6 +54,9 @@ public final class SocketTransport: Transport {
         self.lws.handler = self
         do {
             self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port)
+            if let tls = configuration.tls {
+                self.secure = try HTTP2Listener(transport: self, settings: tls, host: configuration.host)
+            }
         } catch {
             self.lws.destroy()
             throw error
@@ -61,9 +67,15 @@ public final class SocketTransport: Transport {
 
     func makeID(for connection: LWSConnection) -> ConnectionID {
         if let id = connection.id { return id }
+        let id = self.newConnectionID()
+        connection.id = id
+        return id
+    }
+
+    /// A new connection identifier (shared by the HTTP/1.1 and the HTTP/2 listener).
+    func newConnectionID() -> ConnectionID {
         let id = ConnectionID(self.nextID)
         self.nextID += 1
-        connection.id = id
         self.statistics.connectionsAccepted += 1
         return id
     }
@@ -72,12 +84,14 @@ public final class SocketTransport: Transport {
 
     public func stopAccepting() {
         self.isAccepting = false
+        self.secure?.stopAccepting()
     }
 
     public func shutdown(gracePeriod: Duration, completion: @escaping () -> Void) {
         self.loop.preconditionInEventLoop()
         guard self.shutdown == nil else { return }
         self.isAccepting = false
+        self.secure?.stopAccepting()
         self.shutdown = ShutdownState(completion: completion, timer: nil)
         // The timers hold the transport strongly: it lives until its shutdown has finished.
         self.shutdown?.timer = self.loop.scheduleTimer(after: gracePeriod) { self.finishShutdown() }
@@ -90,7 +104,9 @@ public final class SocketTransport: Transport {
 
     /// Finishes a shutdown in progress once nothing is left open.
     func checkShutdown() {
-        guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty else {
+        guard self.shutdown != nil, self.sockets.isEmpty, self.exchanges.isEmpty, self.pendingUpgrades.isEmpty,
+            self.secure?.isIdle ?? true
+        else {
             return
         }
         // Not from inside the lws callback that reported the last close: from a fresh loop turn.
@@ -107,6 +123,7 @@ public final class SocketTransport: Transport {
         self.logger.debug(
             "transport closing",
             metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
+        self.secure?.closeAll()
         self.lws.destroy()
         completion()
     }

@@ -1,5 +1,18 @@
 /// How a `SocketTransport` listens and what it accepts. Defaults are Islet's.
 public struct TransportConfiguration: Sendable {
+    /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one.
+    public struct TLS: Sendable, Equatable {
+        public var certificatePath: String
+        public var keyPath: String
+        /// Its TCP port; 0 picks a free one (read it back from `SocketTransport.securePort`).
+        public var port: Int
+        public init(certificatePath: String, keyPath: String, port: Int) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+            self.port = port
+        }
+    }
+
     /// The address to listen on. `127.0.0.1` (the default) also disables IPv6.
     public var host: String
     /// The TCP port; 0 picks a free one (read it back from `SocketTransport.boundPort`).
@@ -18,12 +31,16 @@ public struct TransportConfiguration: Sendable {
     public var writeChunkBytes: Int
     /// Request header names, beyond the ones libwebsockets knows, to pass on (e.g. `apns-topic`).
     public var extraHeaderNames: [String]
+    /// HTTP/2 over TLS on a second port, or nil.
+    public var tls: TLS?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
         maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
-        outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = []
+        outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = [],
+        tls: TLS? = nil
     ) {
+        self.tls = tls
         self.host = host
         self.port = port
         self.subprotocols = subprotocols

@@ -202,6 +202,9 @@ struct LWSConnection {
         return lws_write(self.wsi, payload, chunk.bytes.count, lws_write_protocol(rawValue: UInt32(flags))) >= 0
     }
 
+    /// True while libwebsockets holds bytes of an earlier write it could not send yet.
+    var hasBufferedOutput: Bool { lws_partial_buffered(self.wsi) != 0 }
+
     /// Writes a close frame (one lws_write) and gives the peer 5 s to answer it.
     ///
     /// Used instead of `lws_close_reason` + returning -1 from a writable callback: Debian's lws

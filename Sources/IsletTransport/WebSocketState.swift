@@ -30,6 +30,23 @@ final class WebSocketState {
         return .queued
     }
 
+    /// Messages up to this size may be written at once, outside a writable callback.
+    static let directWriteLimit = 4096
+
+    /// Writes a small message at once when nothing is queued, buffered or awaited, instead of
+    /// queueing it and waiting for a writable callback: one `write` instead of a poll change, a
+    /// wake-up and a write (the fan-out's common case). libwebsockets keeps what the socket
+    /// does not take (at most this one message) and sends it before any later write.
+    /// - Returns: false when the message must be queued instead.
+    func writeNow(_ message: WebSocketMessage, buffer: WriteBuffer) -> Bool {
+        guard self.outbound.isEmpty, !self.writableRequested, self.pendingClose == nil, !self.sentClose,
+            message.bytes.count <= min(Self.directWriteLimit, buffer.capacity), !self.connection.hasBufferedOutput
+        else { return false }
+        let chunk = OutboundQueue.Chunk(isText: message.isText, isFirst: true, isLast: true, bytes: message.bytes[...])
+        if !self.connection.writeWebSocket(chunk, buffer: buffer) { self.connection.closeSoon() }
+        return true
+    }
+
     /// Asks for a close frame after the queued messages.
     func close(code: WebSocketCloseCode, reason: String) {
         guard self.pendingClose == nil else { return }

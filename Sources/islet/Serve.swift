@@ -92,7 +92,7 @@ struct Serve: AsyncParsableCommand {
             printError("islet serve: \(error)")
             throw ExitCode(1)
         }
-        printListening(host: configuration.host, port: server.port)
+        printListening(host: configuration.host, port: server.port, securePort: server.securePort)
         let termination = await server.terminated()
         logger.info("stopped", metadata: ["islet.loop.clean": "\(termination.isClean)"])
     }
@@ -156,9 +156,10 @@ func defaultPublicDirectory() -> String {
 }
 
 /// Writes the one machine-readable line scripts wait for, and flushes it.
-func printListening(host: String, port: Int) {
+func printListening(host: String, port: Int, securePort: Int? = nil) {
     let shown = host.contains(":") ? "[\(host)]" : host
     print("listening on http://\(shown):\(port)")
+    if let securePort { print("listening on https://\(shown):\(securePort) (HTTP/2)") }
     fflush(nil)
 }
 

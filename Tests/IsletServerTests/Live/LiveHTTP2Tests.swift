@@ -1,0 +1,84 @@
+import Foundation
+import IsletCore
+import IsletServer
+import IsletTestSupport
+import Testing
+
+/// Python (the project's `.venv`, made by `scripts/bootstrap --test`) with httpx and h2.
+enum PythonTools {
+    static var python: String { PackagePaths.root + "/.venv/bin/python" }
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: Self.python) }
+}
+
+/// Runs a process to completion (bounded by `timeout`) and returns its status and output.
+func runProcess(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    let done = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in done.signal() }
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let (seconds, _) = timeout.components
+    guard done.wait(timeout: .now() + .seconds(Int(seconds))) == .success else {
+        process.terminate()
+        throw TestClientError("\(path) did not finish within \(timeout)")
+    }
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+@Suite("HTTP/2 over TLS with a real HTTP/2 client")
+struct LiveHTTP2Tests {
+    /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory.
+    static func certificate() throws -> (cert: String, key: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-tls-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let cert = directory + "/cert.pem"
+        let key = directory + "/key.pem"
+        if !FileManager.default.fileExists(atPath: key) {
+            let (status, output) = try runProcess(
+                "/usr/bin/openssl",
+                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+            guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
+        }
+        return (cert, key)
+    }
+
+    @Test(
+        "Apple's example pushes over HTTP/2 (httpx + h2) get APNs replies; the REST API answers over HTTP/2 too",
+        .enabled(if: PythonTools.available, "needs .venv with httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
+    func applesExamples() async throws {
+        let (cert, key) = try Self.certificate()
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
+        try await withRunningServer(configuration) { server in
+            let securePort = try #require(server.securePort)
+            let results = try TestHTTP.commands(
+                port: server.port,
+                [Fixture.pauseClock, Fixture.device, Fixture.app, Fixture.request("a1", pushToken: true),
+                 ["type": "config.set", "values": ["maxActivitiesPerApp": 10]]]
+            ).json()["results"]!
+            let activityToken = try #require(results.arrayValue?[3]["pushToken"]?.stringValue)
+            let startToken = try #require(results.arrayValue?[2]["pushToStartToken"]?.stringValue)
+            let (status, output) = try runProcess(
+                PythonTools.python,
+                [PackagePaths.root + "/scripts/apns_h2_check.py", "--port", String(securePort), "--activity-token",
+                 activityToken, "--start-token", startToken, "--topic", "coffee.push-type.liveactivity"])
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("0 failed"), "\(output)")
+        }
+    }
+
+    @Test("a bad certificate path is a startup error")
+    func badCertificate() async throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key", port: 0)
+        await #expect(throws: (any Error).self) {
+            try await withRunningServer(configuration) { _ in }
+        }
+    }
+}
