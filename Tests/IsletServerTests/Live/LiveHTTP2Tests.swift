@@ -8,6 +8,8 @@ import Testing
 enum PythonTools {
     static var python: String { PackagePaths.root + "/.venv/bin/python" }
     static var available: Bool { FileManager.default.isExecutableFile(atPath: Self.python) }
+    /// `scripts/test` sets ISLET_REQUIRE_PYTHON_TOOLS=1: there the test must run, never skip.
+    static var required: Bool { ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1" }
 }
 
 /// Runs a process to completion (bounded by `timeout`) and returns its status and output.
@@ -50,8 +52,11 @@ struct LiveHTTP2Tests {
 
     @Test(
         "Apple's example pushes over HTTP/2 (httpx + h2) get APNs replies; the REST API answers over HTTP/2 too",
-        .enabled(if: PythonTools.available, "needs .venv with httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
+        .enabled(
+            if: PythonTools.available || PythonTools.required,
+            "needs .venv with httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
     func applesExamples() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
         let (cert, key) = try Self.certificate()
         var configuration = IsletConfiguration.testing()
         configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
