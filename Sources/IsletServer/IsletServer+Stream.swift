@@ -34,7 +34,7 @@ extension IsletServer: TransportDelegate {
             transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
             return
         }
-        let session = self.hub.open(connection, principal: principal, rateKey: token ?? "")
+        let session = self.hub.open(connection, principal: principal, rateKey: self.access.isEnabled ? token ?? "" : "")
         self.logger.debug("stream opened", metadata: ["islet.conn.id": "\(connection)"])
         self.hub.sendControl(self.helloMessage, to: session)
     }
