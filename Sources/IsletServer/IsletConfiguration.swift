@@ -38,8 +38,9 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// closed with 1013. Default 30 s.
         public var slowConsumerTimeout: Duration
 
-        public init(historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30))
-        {
+        public init(
+            historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30)
+        ) {
             self.historyRevisions = historyRevisions
             self.historyBytes = historyBytes
             self.slowConsumerTimeout = slowConsumerTimeout

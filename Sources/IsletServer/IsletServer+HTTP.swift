@@ -38,15 +38,21 @@ extension IsletServer {
             case .json: json = try self.jsonBody(of: request)
             case .optionalJSON:
                 // (Not a ternary: `nil` there would become JSONValue.null.)
-                if request.body.isEmpty { json = Optional<JSONValue>.none } else { json = try self.jsonBody(of: request) }
+                if request.body.isEmpty {
+                    json = Optional<JSONValue>.none
+                } else {
+                    json = try self.jsonBody(of: request)
+                }
             }
             let answered = LoopConfined(self)
             // The rate-limit key: the (checked) token; without tokens, one shared bucket, so that
             // made-up Authorization headers cannot grow the table.
             let token = self.access.isEnabled ? Access.presentedToken(headers: request.headers, query: nil) ?? "" : ""
-            let context = RouteContext(request: request, parameters: parameters, json: json, respondLater: { response in
-                answered.value?.answer(request.id, route: route.pattern, with: response)
-            }, token: token)
+            let context = RouteContext(
+                request: request, parameters: parameters, json: json,
+                respondLater: { response in
+                    answered.value?.answer(request.id, route: route.pattern, with: response)
+                }, token: token)
             return try route.handler(context)
         } catch {
             return .now(error.httpResponse(headers: error.code == .unauthorized ? ["www-authenticate": "Bearer"] : [:]))

@@ -20,26 +20,36 @@ extension IsletServer {
         Sugar(method: .PUT, pattern: "/v1/apps/{id}", type: "app.upsert", idMember: "id", optionalBody: false),
         Sugar(method: .DELETE, pattern: "/v1/apps/{id}", type: "app.delete", idMember: "id", optionalBody: true),
         Sugar(method: .POST, pattern: "/v1/activities", type: "activity.request", idMember: nil, optionalBody: false),
-        Sugar(method: .PATCH, pattern: "/v1/activities/{id}", type: "activity.update", idMember: "id", optionalBody: false),
-        Sugar(method: .POST, pattern: "/v1/activities/{id}/end", type: "activity.end", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .PATCH, pattern: "/v1/activities/{id}", type: "activity.update", idMember: "id", optionalBody: false
+        ),
+        Sugar(
+            method: .POST, pattern: "/v1/activities/{id}/end", type: "activity.end", idMember: "id", optionalBody: true),
         Sugar(
             method: .POST, pattern: "/v1/activities/{id}/dismiss", type: "activity.dismiss", idMember: "id",
             optionalBody: true),
-        Sugar(method: .DELETE, pattern: "/v1/activities/{id}", type: "activity.dismiss", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .DELETE, pattern: "/v1/activities/{id}", type: "activity.dismiss", idMember: "id",
+            optionalBody: true),
         Sugar(method: .PUT, pattern: "/v1/widgets/{id}", type: "widget.upsert", idMember: "id", optionalBody: false),
         Sugar(method: .DELETE, pattern: "/v1/widgets/{id}", type: "widget.delete", idMember: "id", optionalBody: true),
         Sugar(
             method: .PUT, pattern: "/v1/widgets/{id}/timeline", type: "widget.setTimeline", idMember: "id",
             optionalBody: false),
-        Sugar(method: .POST, pattern: "/v1/widgets/{id}/reload", type: "widget.reload", idMember: "id", optionalBody: true),
+        Sugar(
+            method: .POST, pattern: "/v1/widgets/{id}/reload", type: "widget.reload", idMember: "id", optionalBody: true
+        ),
         Sugar(
             method: .POST, pattern: "/v1/widgets/{id}/interact", type: "widget.interact", idMember: "id",
             optionalBody: true),
         Sugar(method: .PUT, pattern: "/v1/stacks/{id}", type: "stack.upsert", idMember: "id", optionalBody: false),
         Sugar(method: .DELETE, pattern: "/v1/stacks/{id}", type: "stack.delete", idMember: "id", optionalBody: true),
         Sugar(
-            method: .POST, pattern: "/v1/devices/{id}/press", type: "island.press", idMember: "device", optionalBody: true),
-        Sugar(method: .PUT, pattern: "/v1/relevance/weights", type: "relevance.setWeights", idMember: nil, optionalBody: false),
+            method: .POST, pattern: "/v1/devices/{id}/press", type: "island.press", idMember: "device",
+            optionalBody: true),
+        Sugar(
+            method: .PUT, pattern: "/v1/relevance/weights", type: "relevance.setWeights", idMember: nil,
+            optionalBody: false),
         Sugar(method: .PUT, pattern: "/v1/clock", type: "clock.set", idMember: nil, optionalBody: false),
         Sugar(method: .POST, pattern: "/v1/clock/advance", type: "clock.advance", idMember: nil, optionalBody: false),
         Sugar(method: .PUT, pattern: "/v1/config", type: "config.set", idMember: nil, optionalBody: false),
@@ -54,8 +64,9 @@ extension IsletServer {
             return try server.postCommands(context)
         }
         for sugar in Self.sugar {
-            self.router.add(sugar.method, sugar.pattern, body: sugar.optionalBody ? .optionalJSON : .json, access: .mutate)
-            { (context: RouteContext) throws(APIError) -> RouteReply in
+            self.router.add(
+                sugar.method, sugar.pattern, body: sugar.optionalBody ? .optionalJSON : .json, access: .mutate
+            ) { (context: RouteContext) throws(APIError) -> RouteReply in
                 guard let server = this.value else { throw APIError(.internal, "server gone") }
                 return try server.runSugar(sugar, context)
             }
@@ -110,7 +121,9 @@ extension IsletServer {
         }
         return try self.submit(commands, context) { revision in
             .json200(resultsBody(rev: revision.rev, results: revision.results))
-        } mapError: { $0 }
+        } mapError: {
+            $0
+        }
     }
 
     private func runSugar(_ sugar: Sugar, _ context: RouteContext) throws(APIError) -> RouteReply {
@@ -118,14 +131,17 @@ extension IsletServer {
         switch context.json {
         case .none: break
         case .object(let object)?: command = object
-        case let other?: throw APIError(.invalidArgument, "the body must be a JSON object, not \(other.typeName)", field: .root)
+        case let other?:
+            throw APIError(.invalidArgument, "the body must be a JSON object, not \(other.typeName)", field: .root)
         }
         guard command["type"] == nil else {
             throw APIError(.invalidArgument, "the route names the command type; leave out \"type\"", field: "/type")
         }
         if let member = sugar.idMember, let id = context.parameters["id"] {
             if let given = command[member], given != .string(id) {
-                throw APIError(.invalidArgument, "\"\(member)\" differs from the path's \(id)", field: JSONPointer(tokens: [member]))
+                throw APIError(
+                    .invalidArgument, "\"\(member)\" differs from the path's \(id)",
+                    field: JSONPointer(tokens: [member]))
             }
             command[member] = .string(id)
         }
@@ -165,7 +181,9 @@ extension IsletServer {
 
     /// Answers with `body` once every revision produced so far is published (at once when the
     /// pipeline is idle), so a read never shows an uncommitted revision.
-    func whenPublished(_ context: RouteContext, _ body: @escaping (IsletServer) throws(APIError) -> HTTPResponse)
+    func whenPublished(
+        _ context: RouteContext, _ body: @escaping (IsletServer) throws(APIError) -> HTTPResponse
+    )
         -> RouteReply
     {
         var immediate: HTTPResponse?
@@ -185,9 +203,10 @@ extension IsletServer {
         let rev = self.position.revision
         let epoch = self.position.epoch
         if path.isRoot {
-            return .json200(stateBody(epoch: epoch, path: path, rev: rev) { writer in
-                engine.writeDocument { writer.writeEncoded($0) }
-            })
+            return .json200(
+                stateBody(epoch: epoch, path: path, rev: rev) { writer in
+                    engine.writeDocument { writer.writeEncoded($0) }
+                })
         }
         guard let value = engine.value(at: path) else {
             throw APIError(.notFound, "nothing at \(path) in the state document")
@@ -199,13 +218,15 @@ extension IsletServer {
         let path = JSONPointer(tokens: ["devices", device, "scene"])
         guard let scene = self.engine.value(at: path) else { throw APIError(.notFound, "no device \"\(device)\"") }
         let value = resolveText ? SceneText(engine: self.engine).resolve(scene) : scene
-        return .json200(stateBody(epoch: self.position.epoch, path: path, rev: self.position.revision) { $0.write(value) })
+        return .json200(
+            stateBody(epoch: self.position.epoch, path: path, rev: self.position.revision) { $0.write(value) })
     }
 }
 
 extension HTTPResponse {
     /// A 200 JSON response with an already encoded body.
     static func json200(_ body: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: ["content-type": "application/json", "cache-control": "no-store"], body: body)
+        HTTPResponse(
+            status: 200, headers: ["content-type": "application/json", "cache-control": "no-store"], body: body)
     }
 }

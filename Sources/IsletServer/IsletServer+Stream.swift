@@ -29,7 +29,8 @@ extension IsletServer: TransportDelegate {
             }
             principal = try self.access.principal(for: token)
         } catch {
-            self.logger.debug("stream refused", metadata: ["islet.conn.id": "\(connection)", "error.code": "\(error.code)"])
+            self.logger.debug(
+                "stream refused", metadata: ["islet.conn.id": "\(connection)", "error.code": "\(error.code)"])
             transport.send(.text(error.streamMessage()), to: connection)
             transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
             return

@@ -66,7 +66,8 @@ public final class IsletServer {
         self.simulation = LiveSimulation(
             engine: engine ?? Engine(renderer: MustacheRenderer(), at: clock.now), epoch: epoch ?? randomEpoch(),
             clock: clock, commitStage: commitStage, logger: logger)
-        self.hub = StreamHub(transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
+        self.hub = StreamHub(
+            transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
         self.simulation.publish = { [unowned self] records in self.hub.publish(records) }
         self.simulation.failed = { [unowned self] _ in self.storeFailed() }
         self.addBuiltInRoutes()

@@ -4,7 +4,7 @@ public import Logging
 public import Prometheus
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// An Islet server running on its own event loop thread with a real socket transport.

@@ -14,14 +14,17 @@ struct SceneText {
     func resolve(_ scene: JSONValue) -> JSONValue {
         guard case .object(var object) = scene else { return scene }
         if case .object(var island)? = object["island"] {
-            island["compact"] = self.inline(island["compact"], ["leading": "compactLeading", "trailing": "compactTrailing"])
+            island["compact"] = self.inline(
+                island["compact"], ["leading": "compactLeading", "trailing": "compactTrailing"])
             if case .array(let minimal)? = island["minimal"] {
                 island["minimal"] = .array(minimal.map { self.inline($0, slot: "minimal") })
             }
             island["expanded"] = self.inline(
                 island["expanded"],
-                ["leading": "expanded/leading", "trailing": "expanded/trailing", "center": "expanded/center",
-                 "bottom": "expanded/bottom"])
+                [
+                    "leading": "expanded/leading", "trailing": "expanded/trailing", "center": "expanded/center",
+                    "bottom": "expanded/bottom",
+                ])
             object["island"] = .object(island)
         }
         object["banner"] = object["banner"].map { self.inline($0, slot: "lockScreen") }
@@ -34,11 +37,12 @@ struct SceneText {
         if case .object(var home)? = object["home"] {
             home["widgets"] = self.expand(home["widgets"], kind: "widget")
             if case .array(let stacks)? = home["stacks"] {
-                home["stacks"] = .array(stacks.map { entry in
-                    guard case .object(var stack) = entry, let top = stack["top"]?.stringValue else { return entry }
-                    stack["text"] = .string(self.widgetText(top))
-                    return .object(stack)
-                })
+                home["stacks"] = .array(
+                    stacks.map { entry in
+                        guard case .object(var stack) = entry, let top = stack["top"]?.stringValue else { return entry }
+                        stack["text"] = .string(self.widgetText(top))
+                        return .object(stack)
+                    })
             }
             object["home"] = .object(home)
         }
@@ -59,11 +63,12 @@ struct SceneText {
 
     private func expand(_ value: JSONValue?, kind: String) -> JSONValue? {
         guard case .array(let ids)? = value else { return value }
-        return .array(ids.map { element in
-            guard let id = element.stringValue else { return element }
-            let text = kind == "activity" ? self.activityText(id, "lockScreen") : self.widgetText(id)
-            return [kind: .string(id), "text": .string(text)]
-        })
+        return .array(
+            ids.map { element in
+                guard let id = element.stringValue else { return element }
+                let text = kind == "activity" ? self.activityText(id, "lockScreen") : self.widgetText(id)
+                return [kind: .string(id), "text": .string(text)]
+            })
     }
 
     private func activityText(_ id: String, _ slot: String) -> String {

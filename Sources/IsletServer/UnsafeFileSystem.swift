@@ -3,9 +3,9 @@
 // outlive the call; `realpath`'s malloc'd result is freed before returning.
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// What static file serving needs to know about a file.

@@ -17,7 +17,6 @@ public struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-
 /// Random command batches over a small world (3 devices, 3 apps, 8 activity ids), from a
 /// seed (a copy of IsletCoreTests' generator for server tests; the clock stays paused: `clock.set`
 /// only ever sets rate 0). Some commands are invalid on purpose (unknown ids, limits, ended activities) so that

@@ -3,7 +3,7 @@ public import IsletServer
 public import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Where this package lives, found from this file's path at build time.

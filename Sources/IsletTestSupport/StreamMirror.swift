@@ -82,7 +82,9 @@ public struct StreamMirror: Sendable {
         }
     }
 
-    private static func apply(_ op: PatchOperation, to value: JSONValue?, at base: JSONPointer, rev: UInt64) throws
+    private static func apply(
+        _ op: PatchOperation, to value: JSONValue?, at base: JSONPointer, rev: UInt64
+    ) throws
         -> JSONValue?
     {
         let relative = JSONPointer(tokens: Array(op.path.tokens.dropFirst(base.tokens.count)))

@@ -125,7 +125,9 @@ public enum TestHTTP {
     }
 
     /// `request` with a JSON body (`Content-Type: application/json`).
-    public static func postJSON(port: Int, _ path: String, _ json: String, method: String = "POST") throws
+    public static func postJSON(
+        port: Int, _ path: String, _ json: String, method: String = "POST"
+    ) throws
         -> TestHTTPResponse
     {
         try self.request(

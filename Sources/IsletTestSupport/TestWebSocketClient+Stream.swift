@@ -33,7 +33,9 @@ extension TestWebSocketClient {
 
     /// Sends a command batch and waits for its `ack` (throws on an `error` for it).
     @discardableResult
-    public func commit(_ id: String, _ commands: [JSONValue], _ each: (JSONValue) throws -> Void = { _ in }) throws
+    public func commit(
+        _ id: String, _ commands: [JSONValue], _ each: (JSONValue) throws -> Void = { _ in }
+    ) throws
         -> JSONValue
     {
         try self.command(id, commands)
@@ -49,12 +51,15 @@ extension TestWebSocketClient {
 
 extension TestHTTP {
     /// `GET /v1/state?path=…` as JSON (the whole reply: epoch, rev, path, value).
-    public static func state(port: Int, path: String = "", headers: [(String, String)] = []) throws -> TestHTTPResponse {
+    public static func state(port: Int, path: String = "", headers: [(String, String)] = []) throws -> TestHTTPResponse
+    {
         try self.request(port: port, "/v1/state?path=\(percentEncoded(path))", headers: headers)
     }
 
     /// `POST /v1/commands` with `commands`.
-    public static func commands(port: Int, _ commands: [JSONValue], headers: [(String, String)] = []) throws
+    public static func commands(
+        port: Int, _ commands: [JSONValue], headers: [(String, String)] = []
+    ) throws
         -> TestHTTPResponse
     {
         let body = JSONValue.object(["commands": .array(commands)]).encoded

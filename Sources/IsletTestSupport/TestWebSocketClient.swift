@@ -64,7 +64,9 @@ public final class TestWebSocketClient {
     }
 
     /// Second half of `connect`: waits for the 101.
-    public static func finishConnecting(_ connection: TestHTTPConnection, timeout: Duration = .seconds(5)) throws
+    public static func finishConnecting(
+        _ connection: TestHTTPConnection, timeout: Duration = .seconds(5)
+    ) throws
         -> TestWebSocketClient
     {
         let response = try connection.readResponse()

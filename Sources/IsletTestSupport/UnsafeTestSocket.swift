@@ -4,9 +4,9 @@
 // a timeout, so no test can hang on a socket.
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// A test-side failure: a timeout, a refused connection, a malformed reply.

@@ -41,7 +41,9 @@ struct BenchFanout: AsyncParsableCommand {
         guard let largest = counts.max(), limit > largest + 64 else {
             throw ValidationError("open-file limit \(limit) is too low for \(counts.max() ?? 0) subscribers")
         }
-        print("| subscribers | changes/s | frames | frames/s | p50 ms | p99 ms | max ms | lost | resyncs | server CPU µs/frame | server RSS start → end (max) MiB | generator CPU µs/frame | patch bytes |")
+        print(
+            "| subscribers | changes/s | frames | frames/s | p50 ms | p99 ms | max ms | lost | resyncs | server CPU µs/frame | server RSS start → end (max) MiB | generator CPU µs/frame | patch bytes |"
+        )
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
         for (index, count) in counts.enumerated() {
             if index > 0 { try await Task.sleep(for: .seconds(self.pause)) }
@@ -68,7 +70,8 @@ struct BenchFanout: AsyncParsableCommand {
         guard opened.subscribed == count else {
             _ = await generator.stop()
             throw ValidationError(
-                "only \(opened.subscribed) of \(count) subscribed (\(opened.failed) failed: \(opened.firstFailure ?? "-"))")
+                "only \(opened.subscribed) of \(count) subscribed (\(opened.failed) failed: \(opened.firstFailure ?? "-"))"
+            )
         }
         try await Task.sleep(for: .seconds(2))
         let rssStart = try residentKiB(of: server.pid)

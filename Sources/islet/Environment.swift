@@ -2,7 +2,7 @@ import ArgumentParser
 import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The process environment, read once.

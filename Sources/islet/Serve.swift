@@ -3,7 +3,7 @@ import IsletServer
 import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `islet serve`: runs the server until SIGINT or SIGTERM.
@@ -55,7 +55,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes of patches kept for resuming (ISLET_HISTORY_BYTES). Default: 8388608.")
     var historyBytes: Int?
 
-    @Option(help: "Seconds a stream may stay over its outbound cap before 1013 (ISLET_SLOW_CONSUMER_TIMEOUT). Default: 30.")
+    @Option(
+        help: "Seconds a stream may stay over its outbound cap before 1013 (ISLET_SLOW_CONSUMER_TIMEOUT). Default: 30.")
     var slowConsumerTimeout: Double?
 
     @Option(help: "Commands per second per token; 0 turns the limit off (ISLET_RATE_LIMIT). Default: 50000.")
@@ -111,7 +112,8 @@ struct Serve: AsyncParsableCommand {
         configuration.viewerToken = self.viewerToken ?? environment["ISLET_VIEWER_TOKEN"]
         configuration.allowedOrigins =
             self.allowedOrigin.isEmpty
-            ? (environment["ISLET_ALLOWED_ORIGINS"]?.split(separator: ",").map { $0.trimmed } ?? []) : self.allowedOrigin
+            ? (environment["ISLET_ALLOWED_ORIGINS"]?.split(separator: ",").map { $0.trimmed } ?? [])
+            : self.allowedOrigin
         let certificate = self.tlsCert ?? environment["ISLET_TLS_CERT"]
         let key = self.tlsKey ?? environment["ISLET_TLS_KEY"]
         if certificate != nil || key != nil {

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One HTTP/1.1 request over a plain TCP socket (IPv4), for `islet push`.
@@ -58,7 +58,8 @@ enum SimpleHTTPClient {
             throw ValidationError("no HTTP response")
         }
         let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
-        guard let statusLine = lines.first, let status = statusLine.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        guard let statusLine = lines.first,
+            let status = statusLine.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
         else { throw ValidationError("bad status line") }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {

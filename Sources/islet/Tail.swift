@@ -3,7 +3,7 @@ import IsletServer
 import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `islet tail`: subscribes to the stream and prints one JSON line per message.

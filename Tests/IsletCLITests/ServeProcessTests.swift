@@ -3,7 +3,7 @@ import IsletTestSupport
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Black-box tests of the built `islet serve` process (`.build/debug/islet`).

@@ -4,7 +4,7 @@ import IsletTestSupport
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `islet tail` and `islet push` as processes against `islet serve`.
@@ -42,8 +42,10 @@ struct TailPushProcessTests {
         #expect(try tail.waitForExit() == 0)
 
         let resumed = try IsletProcess(
-            arguments: ["tail", "--url", "http://127.0.0.1:\(port)/v1/stream", "--path", "/activities/a1/content",
-                        "--since", "1", "--limit", "3", "--token", "tail-admin-token-0123"])
+            arguments: [
+                "tail", "--url", "http://127.0.0.1:\(port)/v1/stream", "--path", "/activities/a1/content",
+                "--since", "1", "--limit", "3", "--token", "tail-admin-token-0123",
+            ])
         #expect(try JSONParser().parse(try #require(try resumed.readLine()))["type"] == "hello")
         #expect(try JSONParser().parse(try #require(try resumed.readLine()))["type"] == "subscribed")
         let missed = try JSONParser().parse(try #require(try resumed.readLine()))
@@ -72,7 +74,8 @@ struct TailPushProcessTests {
         let status = try TestHTTP.state(port: port, path: "/activities/a1/content/state/status").json()["value"]
         #expect(status == "onItsWay")
         let refused = try IsletProcess(arguments: [
-            "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "other.push-type.liveactivity", file,
+            "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "other.push-type.liveactivity",
+            file,
         ])
         #expect(try refused.readLine()?.hasPrefix("400 apns-id: ") == true)
         #expect(try refused.readLine() == #"{"reason":"DeviceTokenNotForTopic"}"#)

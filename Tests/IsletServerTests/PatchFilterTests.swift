@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Filtering and narrowing a revision's operations")
 struct PatchFilterTests {
-    static let entity: JSONValue = ["id": "a1", "render": ["minimal": "<b>1</b>", "lockScreen": "x"], "content": ["state": [:]]]
+    static let entity: JSONValue = [
+        "id": "a1", "render": ["minimal": "<b>1</b>", "lockScreen": "x"], "content": ["state": [:]],
+    ]
 
     @Test("operations at or under a path are kept; a revision kept whole reuses its encoding")
     func kept() {
@@ -43,7 +45,8 @@ struct PatchFilterTests {
                 ops, paths: ["/activities", "/activities/a1/render", "/activities/a1/render/minimal"],
                 existed: { _ in true })
                 == .some([
-                    .remove("/activities/a1/render/minimal"), .remove("/activities/a1/render"), .remove("/activities/a1"),
+                    .remove("/activities/a1/render/minimal"), .remove("/activities/a1/render"),
+                    .remove("/activities/a1"),
                 ]))
         let add: [PatchOperation] = [.add("/activities/a1", Self.entity)]
         #expect(
@@ -56,7 +59,10 @@ struct PatchFilterTests {
         let ops: [PatchOperation] = [.remove("/activities/a1"), .add("/activities/a1", Self.entity)]
         #expect(
             PatchFilter.filter(ops, paths: ["/activities/a1/render"], existed: { _ in true })
-                == .some([.remove("/activities/a1/render"), .add("/activities/a1/render", ["minimal": "<b>1</b>", "lockScreen": "x"])]))
+                == .some([
+                    .remove("/activities/a1/render"),
+                    .add("/activities/a1/render", ["minimal": "<b>1</b>", "lockScreen": "x"]),
+                ]))
         #expect(PatchFilter.exists("/activities/a1/alert", after: ops, existedBefore: true) == false)
         #expect(PatchFilter.exists("/activities/a1/render", after: ops, existedBefore: nil) == true)
     }

@@ -40,7 +40,8 @@ struct PipelineTests {
         let second = transport.request(
             .POST, "/v1/commands", headers: Self.json, body: Self.body([["type": "device.upsert", "id": "d2"]]))
         let bad = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body([["type": "nope"]]))
-        transport.receive(text: #"{"op":"command","id":"c","commands":[{"type":"device.upsert","id":"d3"}]}"#, from: stream)
+        transport.receive(
+            text: #"{"op":"command","id":"c","commands":[{"type":"device.upsert","id":"d3"}]}"#, from: stream)
         let read = transport.request(.GET, "/v1/state", query: [QueryItem(name: "path", value: "/devices")])
         #expect(first == nil && second == nil && bad == nil && read == nil, "nothing answered before the commit")
         #expect(transport.responses.isEmpty)
@@ -79,8 +80,13 @@ struct PipelineTests {
         let (server, transport) = try makeServer(commitStage: stage, time: time)
         _ = transport.request(
             .POST, "/v1/commands", headers: Self.json,
-            body: Self.body([Fixture.device, Fixture.app, Fixture.request("a1"),
-                             ["type": "activity.update", "id": "a1", "content": ["state": ["status": "x"]], "alert": ["title": "t"]]]))
+            body: Self.body([
+                Fixture.device, Fixture.app, Fixture.request("a1"),
+                [
+                    "type": "activity.update", "id": "a1", "content": ["state": ["status": "x"]],
+                    "alert": ["title": "t"],
+                ],
+            ]))
         server.flush()
         stage.complete()
         #expect(server.engine.nextWakeUp != nil)

@@ -23,7 +23,9 @@ struct APNsHeaders: Equatable {
 
     /// Reads and checks the `apns-*` headers, in the order APNs reports problems.
     static func read(_ headers: HTTPHeaders) -> Result<APNsHeaders, APNsFailure> {
-        guard headers["apns-push-type"]?.lowercased() == "liveactivity" else { return .failure(.bad("InvalidPushType")) }
+        guard headers["apns-push-type"]?.lowercased() == "liveactivity" else {
+            return .failure(.bad("InvalidPushType"))
+        }
         guard let topic = headers["apns-topic"], !topic.isEmpty else { return .failure(.bad("MissingTopic")) }
         guard topic.hasSuffix(Self.topicSuffix), topic.count > Self.topicSuffix.count else {
             return .failure(.bad(topic.contains(".push-type.") ? "BadTopic" : "TopicDisallowed"))
@@ -169,7 +171,11 @@ func randomUUID() -> String {
     let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
     let text = hex.joined()
     let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-        String(text[text.index(text.startIndex, offsetBy: range.lowerBound)..<text.index(text.startIndex, offsetBy: range.upperBound)])
+        String(
+            text[
+                text.index(
+                    text.startIndex, offsetBy: range.lowerBound)..<text.index(
+                        text.startIndex, offsetBy: range.upperBound)])
     }
     return parts.joined(separator: "-")
 }

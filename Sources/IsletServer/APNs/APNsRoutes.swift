@@ -21,7 +21,8 @@ enum APNsRoutes {
 extension IsletServer {
     func addAPNsRoutes() {
         let this = LoopConfined(self)
-        self.router.add(.POST, "/3/device/{token}", access: .open) { (context: RouteContext) throws(APIError) -> RouteReply in
+        self.router.add(.POST, "/3/device/{token}", access: .open) {
+            (context: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
             return server.push(context)
         }
@@ -31,7 +32,8 @@ extension IsletServer {
     /// `apns-id` once it is committed, whatever the device does with it (AP-6).
     private func push(_ context: RouteContext) -> RouteReply {
         let request = context.request
-        let fallbackID = (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
+        let fallbackID =
+            (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
             ?? randomUUID()
         let outcome = self.checkPush(context)
         switch outcome {

@@ -3,7 +3,7 @@ import IsletTransport
 public import Logging
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The load generator of `islet bench fanout`: many subscribers on one event loop (libwebsockets
@@ -82,8 +82,7 @@ public final class FanoutLoadGenerator: Sendable {
 
     /// Sends `command` (a JSON command object; `{n}` in its text is replaced by the sequence
     /// number) `rate` times per second for `duration`, then waits `drain` for the last patches.
-    public func drive(command: String, rate: Double, duration: Duration, drain: Duration) async throws -> Measurement
-    {
+    public func drive(command: String, rate: Double, duration: Duration, drain: Duration) async throws -> Measurement {
         let state = self.state
         let loop = self.loop
         return try await withCheckedThrowingContinuation { continuation in
@@ -139,7 +138,8 @@ public final class FanoutLoadGenerator: Sendable {
             while self.remaining > 0 && self.inFlight < self.maxInFlight {
                 self.remaining -= 1
                 self.inFlight += 1
-                if self.pool?.connect(host: self.target.0, port: self.target.1, path: "/v1/stream", subprotocol: "islet.v1")
+                if self.pool?.connect(
+                    host: self.target.0, port: self.target.1, path: "/v1/stream", subprotocol: "islet.v1")
                     == nil
                 {
                     self.failed("could not start a connection")
@@ -199,7 +199,8 @@ public final class FanoutLoadGenerator: Sendable {
                 return
             }
             if self.greeted.insert(connection).inserted {
-                let subscribe = "{\"op\":\"subscribe\",\"id\":\"s\",\"path\":\(JSONValue.string(self.path).encodedString)}"
+                let subscribe =
+                    "{\"op\":\"subscribe\",\"id\":\"s\",\"path\":\(JSONValue.string(self.path).encodedString)}"
                 pool.send(.text(Array(subscribe.utf8)), to: connection)
                 return
             }

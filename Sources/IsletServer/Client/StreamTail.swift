@@ -119,7 +119,9 @@ public final class StreamTail: Sendable {
         private func subscribe(hello: JSONValue?, pool: WebSocketClientPool, connection: ConnectionID) {
             let epoch = self.options.epoch ?? hello?["epoch"]?.stringValue ?? ""
             for (index, path) in self.options.paths.enumerated() {
-                var message: JSONObject = ["op": "subscribe", "id": .string("tail-\(index + 1)"), "path": .string(path)]
+                var message: JSONObject = [
+                    "op": "subscribe", "id": .string("tail-\(index + 1)"), "path": .string(path),
+                ]
                 if let since = self.options.since {
                     message["since"] = ["epoch": .string(epoch), "rev": .number(Double(since))]
                 }

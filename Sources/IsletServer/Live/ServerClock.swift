@@ -2,7 +2,7 @@ public import IsletCore
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The system's wall clock as a `TimeSource`: the one clock read of a running server.

@@ -26,7 +26,8 @@ enum ClientMessage: Equatable {
     static func parse(_ message: WebSocketMessage) -> Result<ClientMessage, Refusal> {
         guard message.isText else {
             return .failure(
-                Refusal(error: APIError(.invalidArgument, "binary messages are not accepted: send JSON text"), id: .null))
+                Refusal(
+                    error: APIError(.invalidArgument, "binary messages are not accepted: send JSON text"), id: .null))
         }
         let value: JSONValue
         do throws(APIError) { value = try Self.parser.parse(message.bytes) } catch {
@@ -54,7 +55,8 @@ enum ClientMessage: Equatable {
             return .ping(id: id)
         case "subscribe":
             try self.rejectUnknown(object, ["op", "id", "path", "since"])
-            return .subscribe(id: try self.subscriptionID(id), path: try self.path(object), since: try self.since(object))
+            return .subscribe(
+                id: try self.subscriptionID(id), path: try self.path(object), since: try self.since(object))
         case "unsubscribe":
             try self.rejectUnknown(object, ["op", "id"])
             return .unsubscribe(id: try self.subscriptionID(id))
@@ -69,7 +71,9 @@ enum ClientMessage: Equatable {
         }
     }
 
-    private static func rejectUnknown(_ object: JSONObject, _ known: Set<String>, under prefix: JSONPointer = .root)
+    private static func rejectUnknown(
+        _ object: JSONObject, _ known: Set<String>, under prefix: JSONPointer = .root
+    )
         throws(APIError)
     {
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
@@ -86,7 +90,8 @@ enum ClientMessage: Equatable {
 
     private static func path(_ object: JSONObject) throws(APIError) -> JSONPointer {
         guard let text = object["path"]?.stringValue else {
-            throw APIError(.invalidArgument, "\"path\" must be a JSON Pointer string (\"\" for everything)", field: "/path")
+            throw APIError(
+                .invalidArgument, "\"path\" must be a JSON Pointer string (\"\" for everything)", field: "/path")
         }
         do throws(APIError) { return try JSONPointer(parsing: text) } catch {
             throw APIError(.invalidArgument, error.message, field: "/path")

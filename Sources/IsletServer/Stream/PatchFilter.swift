@@ -54,7 +54,9 @@ enum PatchFilter {
             var after: [PatchOperation] = []
             for path in below {
                 let had = known[path] ?? existed(path)
-                let value = op.kind == .remove ? nil : op.value?[JSONPointer(tokens: Array(path.tokens.dropFirst(op.path.tokens.count)))]
+                let value =
+                    op.kind == .remove
+                    ? nil : op.value?[JSONPointer(tokens: Array(path.tokens.dropFirst(op.path.tokens.count)))]
                 switch (had, value) {
                 case (true?, let value?): after.append(.replace(path, value))
                 case (_, let value?): after.append(.add(path, value))

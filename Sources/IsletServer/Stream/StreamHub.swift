@@ -113,14 +113,17 @@ final class StreamHub {
     // MARK: Subscriptions
 
     /// Registers a subscription; its snapshot (or resume) goes out once the pipeline is idle.
-    func subscribe(_ connection: StreamConnection, id: String, path: JSONPointer, since: ClientMessage.Since?)
+    func subscribe(
+        _ connection: StreamConnection, id: String, path: JSONPointer, since: ClientMessage.Since?
+    )
         throws(APIError)
     {
         guard connection.subscriptions[id] == nil else {
             throw APIError(.conflict, "subscription \"\(id)\" exists on this connection", field: "/id")
         }
         guard connection.subscriptions.count < self.maxSubscriptions else {
-            throw APIError(.limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
+            throw APIError(
+                .limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
         }
         connection.subscriptions[id] = StreamConnection.Subscription(id: id, path: path)
         connection.order.append(id)

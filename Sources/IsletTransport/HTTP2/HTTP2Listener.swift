@@ -194,7 +194,9 @@ private func percentDecoded(_ text: String, plusIsSpace: Bool = false) -> String
     var bytes: [UInt8] = []
     var utf8 = Array(text.utf8)[...]
     while let byte = utf8.popFirst() {
-        if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+        if byte == UInt8(ascii: "%"), utf8.count >= 2,
+            let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+        {
             bytes.append(value)
             utf8 = utf8.dropFirst(2)
         } else if plusIsSpace && byte == UInt8(ascii: "+") {

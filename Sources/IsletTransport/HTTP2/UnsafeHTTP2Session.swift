@@ -40,7 +40,8 @@ final class HTTP2Session {
             guard let frame, let user else { return 0 }
             return HTTP2Session.from(user).beginHeaders(frame.pointee.hd)
         }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, let name, let value, let user else { return 0 }
             HTTP2Session.from(user).header(
                 frame.pointee.hd.stream_id, UnsafeBufferPointer(start: name, count: nameLength),
@@ -168,7 +169,8 @@ final class HTTP2Session {
     }
 
     private func frameReceived(_ header: nghttp2_frame_hd) {
-        let isRequestPart = header.type == UInt8(NGHTTP2_HEADERS.rawValue) || header.type == UInt8(NGHTTP2_DATA.rawValue)
+        let isRequestPart =
+            header.type == UInt8(NGHTTP2_HEADERS.rawValue) || header.type == UInt8(NGHTTP2_DATA.rawValue)
         guard isRequestPart, header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
             let request = self.partial.removeValue(forKey: header.stream_id)
         else { return }

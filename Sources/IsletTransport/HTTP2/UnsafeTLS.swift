@@ -26,7 +26,8 @@ final class TLSContext {
         else {
             throw TransportError(
                 .contextFailed, call: "SSL_CTX_use_PrivateKey_file",
-                message: "cannot load the TLS key \(keyPath) (or it does not match the certificate): \(Self.lastError())")
+                message:
+                    "cannot load the TLS key \(keyPath) (or it does not match the certificate): \(Self.lastError())")
         }
         SSL_CTX_set_alpn_select_cb(context, isletSelectH2, nil)
     }

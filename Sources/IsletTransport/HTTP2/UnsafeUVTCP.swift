@@ -32,7 +32,9 @@ final class UVTCPHandle {
         var storage = sockaddr_storage()
         let rc = withUnsafeMutablePointer(to: &storage) { pointer -> Int32 in
             if host.contains(":") {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { uv_ip6_addr(host, Int32(port), $0) }
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    uv_ip6_addr(host, Int32(port), $0)
+                }
             }
             return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { uv_ip4_addr(host, Int32(port), $0) }
         }

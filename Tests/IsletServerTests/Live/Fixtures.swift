@@ -5,13 +5,16 @@ import IsletTestSupport
 /// Commands shared by the live tests: a paused virtual clock, one device, one app in the
 /// foreground, one coffee activity.
 enum Fixture {
-    static let pauseClock: JSONValue = ["type": "clock.set", "mode": "virtual", "now": "2026-11-22T08:00:00Z", "rate": 0]
+    static let pauseClock: JSONValue = [
+        "type": "clock.set", "mode": "virtual", "now": "2026-11-22T08:00:00Z", "rate": 0,
+    ]
     static let device: JSONValue = ["type": "device.upsert", "id": "d1", "model": "iphone-15-pro"]
     static let app: JSONValue = ["type": "app.upsert", "id": "coffee", "name": "Coffee", "foreground": true]
 
     static func request(_ id: String, status: String = "received", pushToken: Bool = false) -> JSONValue {
         var command: JSONObject = [
-            "type": "activity.request", "id": .string(id), "app": "coffee", "attributesType": "CoffeeDeliveryAttributes",
+            "type": "activity.request", "id": .string(id), "app": "coffee",
+            "attributesType": "CoffeeDeliveryAttributes",
             "attributes": ["orderNumber": "A-1"], "content": ["state": ["status": .string(status), "eta": 5]],
         ]
         if pushToken { command["pushType"] = "token" }

@@ -22,11 +22,23 @@ struct FuzzTests {
             case 2: bytes.insert(contentsOf: [0xC3, 0x28, 0xFF], at: self.position(bytes))  // invalid UTF-8
             case 3:
                 let depth = Int.random(in: 50...3000, using: &self.random)
-                bytes = Array("{\"commands\":".utf8) + Array(repeating: UInt8(ascii: "["), count: depth)
+                bytes =
+                    Array("{\"commands\":".utf8) + Array(repeating: UInt8(ascii: "["), count: depth)
                     + Array(repeating: UInt8(ascii: "]"), count: depth) + [UInt8(ascii: "}")]
-            case 4: bytes = self.replaceValue(bytes, with: ["1e400", "-1e999", "123456789012345678901234567890", "1.5e308", "-0", "0.0000000000000000001"])
-            case 5: bytes = self.replaceValue(bytes, with: ["[]", "{}", "null", "true", "\"\"", "[[[]]]", "{\"a\":{}}"])
-            case 6: bytes = self.replaceValue(bytes, with: ["\"\\ud800\"", "\"\\u0000\"", "\"\u{202E}\"", "\"" + String(repeating: "x", count: 5000) + "\""])
+            case 4:
+                bytes = self.replaceValue(
+                    bytes,
+                    with: [
+                        "1e400", "-1e999", "123456789012345678901234567890", "1.5e308", "-0", "0.0000000000000000001",
+                    ])
+            case 5:
+                bytes = self.replaceValue(bytes, with: ["[]", "{}", "null", "true", "\"\"", "[[[]]]", "{\"a\":{}}"])
+            case 6:
+                bytes = self.replaceValue(
+                    bytes,
+                    with: [
+                        "\"\\ud800\"", "\"\\u0000\"", "\"\u{202E}\"", "\"" + String(repeating: "x", count: 5000) + "\"",
+                    ])
             case 7: if !bytes.isEmpty { bytes.remove(at: self.position(bytes) % bytes.count) }
             case 8: bytes = Array(bytes.reversed())
             default:
@@ -61,7 +73,8 @@ struct FuzzTests {
                 }
                 end += 1
             }
-            return Array(bytes[...colon]) + Array(values.randomElement(using: &self.random)!.utf8) + Array(bytes[min(end, bytes.count)...])
+            return Array(bytes[...colon]) + Array(values.randomElement(using: &self.random)!.utf8)
+                + Array(bytes[min(end, bytes.count)...])
         }
     }
 
@@ -74,16 +87,25 @@ struct FuzzTests {
             _ = try TestHTTP.commands(port: port, Fixture.world)
             var mutator = Mutator(random: SplitMix64(seed: seed))
             var commands = RandomCommands(seed: seed)
-            let routes = [("POST", "/v1/commands"), ("PATCH", "/v1/activities/a1"), ("PUT", "/v1/devices/d1"), ("POST", "/v1/activities")]
+            let routes = [
+                ("POST", "/v1/commands"), ("PATCH", "/v1/activities/a1"), ("PUT", "/v1/devices/d1"),
+                ("POST", "/v1/activities"),
+            ]
             var connection = try TestHTTPConnection(port: port)
             for index in 0..<700 {
                 let valid = JSONValue.object(["commands": .array(commands.batch(now: Simulation.start))]).encoded
                 let (method, path) = routes[index % routes.count]
-                let body = mutator.mutate(path == "/v1/commands" ? valid : Array(#"{"content":{"state":{"status":"x"}},"model":"iphone-15-pro","app":"coffee","attributesType":"T"}"#.utf8))
+                let body = mutator.mutate(
+                    path == "/v1/commands"
+                        ? valid
+                        : Array(
+                            #"{"content":{"state":{"status":"x"}},"model":"iphone-15-pro","app":"coffee","attributesType":"T"}"#
+                                .utf8))
                 let before = try await server.withServer { $0.position.revision }
                 let reply: TestHTTPResponse
                 do {
-                    reply = try connection.request(method, path, headers: [("Content-Type", "application/json")], body: body)
+                    reply = try connection.request(
+                        method, path, headers: [("Content-Type", "application/json")], body: body)
                 } catch {
                     connection = try TestHTTPConnection(port: port)
                     continue
@@ -114,8 +136,12 @@ struct FuzzTests {
                 ["op": "unsubscribe", "id": "s"], ["op": "ping", "id": ["n": 1]],
             ]
             for index in 0..<700 {
-                let message: JSONValue = index % 2 == 0
-                    ? ["op": "command", "id": .number(Double(index)), "commands": .array(commands.batch(now: Simulation.start))]
+                let message: JSONValue =
+                    index % 2 == 0
+                    ? [
+                        "op": "command", "id": .number(Double(index)),
+                        "commands": .array(commands.batch(now: Simulation.start)),
+                    ]
                     : templates[index % templates.count]
                 let before = try await server.withServer { $0.position.revision }
                 let bytes = mutator.mutate(message.encoded)
@@ -148,7 +174,8 @@ struct FuzzTests {
                     _ = try abuser.readJSON()
                     switch Int.random(in: 0..<5, using: &random) {
                     case 0:
-                        let frame = TestWebSocketClient.encodeFrame(opcode: 1, payload: Array(#"{"op":"ping"}"#.utf8), fin: true, masked: true, rsv: 0)
+                        let frame = TestWebSocketClient.encodeFrame(
+                            opcode: 1, payload: Array(#"{"op":"ping"}"#.utf8), fin: true, masked: true, rsv: 0)
                         try abuser.connection.socket.write(Array(frame.prefix(frame.count / 2)))
                     case 1: try abuser.send(opcode: 1, payload: Array(#"{"op":"ping"}"#.utf8), masked: false)
                     case 2: try abuser.send(opcode: 1, payload: Array(#"{"op":"ping"}"#.utf8), rsv: 3)

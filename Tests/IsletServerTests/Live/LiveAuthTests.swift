@@ -56,7 +56,8 @@ struct LiveAuthTests {
             let forbidden = try byQuery.read(until: "error")
             #expect(forbidden["id"] == "c1")
             #expect(forbidden["error"]?["code"] == "forbidden")
-            let byHeader = try TestWebSocketClient.connect(port: port, headers: [("Authorization", "Bearer \(Self.admin)")])
+            let byHeader = try TestWebSocketClient.connect(
+                port: port, headers: [("Authorization", "Bearer \(Self.admin)")])
             #expect(try byHeader.readJSON()["type"] == "hello")
             let ack = try byHeader.commit("c2", [Fixture.device])
             #expect(ack["rev"] == 1)
@@ -72,7 +73,8 @@ struct LiveAuthTests {
             let refusal = try evil.readJSON()
             #expect(refusal["error"]?["code"] == "forbidden")
             #expect(try evil.readClose() == 1008)
-            let good = try TestWebSocketClient.connect(port: port, headers: auth + [("Origin", "http://localhost:8080")])
+            let good = try TestWebSocketClient.connect(
+                port: port, headers: auth + [("Origin", "http://localhost:8080")])
             #expect(try good.readJSON()["type"] == "hello")
             let tool = try TestWebSocketClient.connect(port: port, headers: auth)
             #expect(try tool.readJSON()["type"] == "hello")
@@ -96,21 +98,31 @@ struct LiveAuthTests {
             }
             for n in 0..<3 { try client.subscribe("s\(n)", path: "/devices/d\(n)") }
             try expectError(#"{"op":"subscribe","id":"s0","path":"/x"}"#, code: "conflict", field: "/id", id: "s0")
-            try expectError(#"{"op":"subscribe","id":"s9","path":"/x"}"#, code: "limit_exceeded", field: "/id", id: "s9")
-            try expectError(#"{"op":"subscribe","id":"p","path":"x"}"#, code: "invalid_argument", field: "/path", id: "p")
+            try expectError(
+                #"{"op":"subscribe","id":"s9","path":"/x"}"#, code: "limit_exceeded", field: "/id", id: "s9")
+            try expectError(
+                #"{"op":"subscribe","id":"p","path":"x"}"#, code: "invalid_argument", field: "/path", id: "p")
             try expectError(#"{"op":"subscribe","id":7,"path":""}"#, code: "invalid_argument", field: "/id", id: 7)
-            try expectError(#"{"op":"subscribe","id":"q","path":"","since":{"rev":-1,"epoch":"e"}}"#, code: "invalid_argument", field: "/since/rev", id: "q")
-            try expectError(#"{"op":"subscribe","id":"q","path":"","extra":1}"#, code: "invalid_argument", field: "/extra", id: "q")
+            try expectError(
+                #"{"op":"subscribe","id":"q","path":"","since":{"rev":-1,"epoch":"e"}}"#, code: "invalid_argument",
+                field: "/since/rev", id: "q")
+            try expectError(
+                #"{"op":"subscribe","id":"q","path":"","extra":1}"#, code: "invalid_argument", field: "/extra", id: "q")
             try expectError(#"{"op":"unsubscribe","id":"nope"}"#, code: "not_found", field: "/id", id: "nope")
-            try expectError(#"{"op":"command","id":"c","commands":{}}"#, code: "invalid_argument", field: "/commands", id: "c")
-            try expectError(#"{"op":"command","id":"c","commands":[{"type":"nope"}]}"#, code: "invalid_argument", field: "/commands/0/type", id: "c")
-            try expectError(#"{"op":"command","id":"c","commands":[]}"#, code: "invalid_argument", field: "/commands", id: "c")
+            try expectError(
+                #"{"op":"command","id":"c","commands":{}}"#, code: "invalid_argument", field: "/commands", id: "c")
+            try expectError(
+                #"{"op":"command","id":"c","commands":[{"type":"nope"}]}"#, code: "invalid_argument",
+                field: "/commands/0/type", id: "c")
+            try expectError(
+                #"{"op":"command","id":"c","commands":[]}"#, code: "invalid_argument", field: "/commands", id: "c")
             try client.send(json: ["op": "unsubscribe", "id": "s1"])
             #expect(try client.read(until: "unsubscribed")["sub"] == "s1")
             let ack = try client.commit("ok", [Fixture.pauseClock])
             #expect(ack["results"]?.arrayValue?.count == 1)
-            try expectError(#"{"op":"command","id":"r","commands":[{"type":"device.upsert","id":"a"},{"type":"device.upsert","id":"b"}]}"#,
-                            code: "rate_limited", field: nil, id: "r")
+            try expectError(
+                #"{"op":"command","id":"r","commands":[{"type":"device.upsert","id":"a"},{"type":"device.upsert","id":"b"}]}"#,
+                code: "rate_limited", field: nil, id: "r")
         }
     }
 }

@@ -43,8 +43,10 @@ struct LiveHTTP2Tests {
         if !FileManager.default.fileExists(atPath: key) {
             let (status, output) = try runProcess(
                 "/usr/bin/openssl",
-                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                ])
             guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
         }
         return (cert, key)
@@ -64,15 +66,19 @@ struct LiveHTTP2Tests {
             let securePort = try #require(server.securePort)
             let results = try TestHTTP.commands(
                 port: server.port,
-                [Fixture.pauseClock, Fixture.device, Fixture.app, Fixture.request("a1", pushToken: true),
-                 ["type": "config.set", "values": ["maxActivitiesPerApp": 10]]]
+                [
+                    Fixture.pauseClock, Fixture.device, Fixture.app, Fixture.request("a1", pushToken: true),
+                    ["type": "config.set", "values": ["maxActivitiesPerApp": 10]],
+                ]
             ).json()["results"]!
             let activityToken = try #require(results.arrayValue?[3]["pushToken"]?.stringValue)
             let startToken = try #require(results.arrayValue?[2]["pushToStartToken"]?.stringValue)
             let (status, output) = try runProcess(
                 PythonTools.python,
-                [PackagePaths.root + "/scripts/apns_h2_check.py", "--port", String(securePort), "--activity-token",
-                 activityToken, "--start-token", startToken, "--topic", "coffee.push-type.liveactivity"])
+                [
+                    PackagePaths.root + "/scripts/apns_h2_check.py", "--port", String(securePort), "--activity-token",
+                    activityToken, "--start-token", startToken, "--topic", "coffee.push-type.liveactivity",
+                ])
             #expect(status == 0, "\(output)")
             #expect(output.contains("0 failed"), "\(output)")
         }
@@ -81,7 +87,8 @@ struct LiveHTTP2Tests {
     @Test("a bad certificate path is a startup error")
     func badCertificate() async throws {
         var configuration = IsletConfiguration.testing()
-        configuration.tls = IsletConfiguration.TLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key", port: 0)
+        configuration.tls = IsletConfiguration.TLS(
+            certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key", port: 0)
         await #expect(throws: (any Error).self) {
             try await withRunningServer(configuration) { _ in }
         }

@@ -9,7 +9,8 @@ struct LiveRouteTests {
     static let json = [("Content-Type", "application/json")]
 
     static func send(_ port: Int, _ method: String, _ path: String, _ body: String? = nil) throws -> TestHTTPResponse {
-        try TestHTTP.request(port: port, method, path, headers: body == nil ? [] : Self.json, body: body.map { Array($0.utf8) })
+        try TestHTTP.request(
+            port: port, method, path, headers: body == nil ? [] : Self.json, body: body.map { Array($0.utf8) })
     }
 
     @Test("every resource route is a single command replying {rev, result}")
@@ -25,24 +26,35 @@ struct LiveRouteTests {
                 rev = next
                 return body["result"] ?? .null
             }
-            _ = try expectOK(try Self.send(port, "PUT", "/v1/clock", #"{"mode":"virtual","now":"2026-11-22T08:00:00Z","rate":0}"#), "clock.set")
+            _ = try expectOK(
+                try Self.send(port, "PUT", "/v1/clock", #"{"mode":"virtual","now":"2026-11-22T08:00:00Z","rate":0}"#),
+                "clock.set")
             _ = try expectOK(try Self.send(port, "PUT", "/v1/devices/d1", #"{"model":"iphone-15-pro"}"#), "device")
             let app = try expectOK(try Self.send(port, "PUT", "/v1/apps/coffee", #"{"foreground":true}"#), "app")
             #expect(app["pushToStartToken"]?.stringValue?.count == 64)
             let request = try expectOK(
-                try Self.send(port, "POST", "/v1/activities", #"{"id":"a1","app":"coffee","attributesType":"CoffeeDeliveryAttributes","content":{"state":{"status":"received"}},"pushType":"token"}"#),
+                try Self.send(
+                    port, "POST", "/v1/activities",
+                    #"{"id":"a1","app":"coffee","attributesType":"CoffeeDeliveryAttributes","content":{"state":{"status":"received"}},"pushType":"token"}"#
+                ),
                 "request")
             #expect(request["id"] == "a1")
-            let update = try expectOK(try Self.send(port, "PATCH", "/v1/activities/a1", #"{"content":{"state":{"status":"brewing"}}}"#), "update")
+            let update = try expectOK(
+                try Self.send(port, "PATCH", "/v1/activities/a1", #"{"content":{"state":{"status":"brewing"}}}"#),
+                "update")
             #expect(update["applied"] == true)
             _ = try expectOK(try Self.send(port, "POST", "/v1/devices/d1/press", #"{"activity":"a1"}"#), "press")
             _ = try expectOK(try Self.send(port, "POST", "/v1/activities/a1/end"), "end")
             _ = try expectOK(try Self.send(port, "POST", "/v1/activities/a1/dismiss"), "dismiss")
             let advanced = try expectOK(try Self.send(port, "POST", "/v1/clock/advance", #"{"seconds":60}"#), "advance")
             #expect(advanced["now"] == "2026-11-22T08:01:00Z")
-            _ = try expectOK(try Self.send(port, "PUT", "/v1/config", #"{"values":{"alertExpandedSeconds":5}}"#), "config")
             _ = try expectOK(
-                try Self.send(port, "PUT", "/v1/templates", #"{"app":"coffee","target":"activity:CoffeeDeliveryAttributes","slot":"minimal","html":"{{state.status}}"}"#),
+                try Self.send(port, "PUT", "/v1/config", #"{"values":{"alertExpandedSeconds":5}}"#), "config")
+            _ = try expectOK(
+                try Self.send(
+                    port, "PUT", "/v1/templates",
+                    #"{"app":"coffee","target":"activity:CoffeeDeliveryAttributes","slot":"minimal","html":"{{state.status}}"}"#
+                ),
                 "template")
             let clock = try Self.send(port, "GET", "/v1/clock").json()
             #expect(clock["result"]?["mode"] == "virtual")
@@ -53,9 +65,11 @@ struct LiveRouteTests {
             _ = try expectOK(try Self.send(port, "DELETE", "/v1/devices/d1"), "device.delete")
             _ = try expectOK(try Self.send(port, "DELETE", "/v1/apps/coffee"), "app.delete")
             // Widget and stack routes reach the engine (which may not support them yet).
-            for (method, path) in [("PUT", "/v1/widgets/w1"), ("PUT", "/v1/widgets/w1/timeline"), ("POST", "/v1/widgets/w1/reload"),
-                                   ("DELETE", "/v1/widgets/w1"), ("PUT", "/v1/stacks/s1"), ("DELETE", "/v1/stacks/s1"),
-                                   ("PUT", "/v1/relevance/weights")] {
+            for (method, path) in [
+                ("PUT", "/v1/widgets/w1"), ("PUT", "/v1/widgets/w1/timeline"), ("POST", "/v1/widgets/w1/reload"),
+                ("DELETE", "/v1/widgets/w1"), ("PUT", "/v1/stacks/s1"), ("DELETE", "/v1/stacks/s1"),
+                ("PUT", "/v1/relevance/weights"),
+            ] {
                 let reply = try Self.send(port, method, path, method == "DELETE" ? nil : "{}")
                 #expect([200, 400, 404].contains(reply.status), "\(method) \(path): \(reply.text)")
                 #expect(reply.status == 200 || reply.errorCode != nil)
@@ -82,11 +96,13 @@ struct LiveRouteTests {
         }
     }
 
-    @Test("every error code of API.md from a real bad request", arguments: [
-        ("invalid_json", 400), ("invalid_argument", 400), ("not_found", 404), ("conflict", 409),
-        ("limit_exceeded", 422), ("payload_too_large", 413), ("unauthorized", 401), ("forbidden", 403),
-        ("rate_limited", 429), ("unsupported_media_type", 415), ("method_not_allowed", 405),
-    ])
+    @Test(
+        "every error code of API.md from a real bad request",
+        arguments: [
+            ("invalid_json", 400), ("invalid_argument", 400), ("not_found", 404), ("conflict", 409),
+            ("limit_exceeded", 422), ("payload_too_large", 413), ("unauthorized", 401), ("forbidden", 403),
+            ("rate_limited", 429), ("unsupported_media_type", 415), ("method_not_allowed", 405),
+        ])
     func errorCodes(code: String, status: Int) async throws {
         var configuration = IsletConfiguration.testing()
         configuration.adminToken = "admin-token-0123456789"
@@ -96,23 +112,31 @@ struct LiveRouteTests {
             let port = server.port
             let admin = [("Authorization", "Bearer admin-token-0123456789")]
             let viewer = [("Authorization", "Bearer viewer-token-0123456789")]
-            func post(_ body: String, headers: [(String, String)] = admin, type: String = "application/json",
-                      path: String = "/v1/commands") throws -> TestHTTPResponse {
-                try TestHTTP.request(port: port, "POST", path, headers: [("Content-Type", type)] + headers, body: Array(body.utf8))
+            func post(
+                _ body: String, headers: [(String, String)] = admin, type: String = "application/json",
+                path: String = "/v1/commands"
+            ) throws -> TestHTTPResponse {
+                try TestHTTP.request(
+                    port: port, "POST", path, headers: [("Content-Type", type)] + headers, body: Array(body.utf8))
             }
             let reply: TestHTTPResponse
             switch code {
             case "invalid_json": reply = try post(#"{"commands":["#)
             case "invalid_argument": reply = try post(#"{"commands":[{"type":"device.upsert","id":"bad id!"}]}"#)
-            case "not_found": reply = try post(#"{"commands":[{"type":"activity.update","id":"zz","content":{"state":{}}}]}"#)
+            case "not_found":
+                reply = try post(#"{"commands":[{"type":"activity.update","id":"zz","content":{"state":{}}}]}"#)
             case "conflict":
                 _ = try post(#"{"commands":[{"type":"clock.set","mode":"virtual","now":"2026-11-22T08:00:00Z"}]}"#)
                 reply = try post(#"{"commands":[{"type":"clock.set","now":"2020-01-01T00:00:00Z"}]}"#)
             case "limit_exceeded":
                 let big = String(repeating: "x", count: 5000)
-                reply = try post(#"{"commands":[{"type":"app.upsert","id":"a","foreground":true},{"type":"activity.request","app":"a","attributesType":"T","content":{"state":{"s":"\#(big)"}}}]}"#)
+                reply = try post(
+                    #"{"commands":[{"type":"app.upsert","id":"a","foreground":true},{"type":"activity.request","app":"a","attributesType":"T","content":{"state":{"s":"\#(big)"}}}]}"#
+                )
             case "payload_too_large":
-                reply = try TestHTTP.request(port: port, "POST", "/v1/commands", headers: Self.json + admin + [("Content-Length", "999999999")], body: [])
+                reply = try TestHTTP.request(
+                    port: port, "POST", "/v1/commands", headers: Self.json + admin + [("Content-Length", "999999999")],
+                    body: [])
             case "unauthorized": reply = try post(#"{"commands":[]}"#, headers: [])
             case "forbidden": reply = try post(#"{"commands":[{"type":"device.upsert","id":"d"}]}"#, headers: viewer)
             case "rate_limited":
@@ -126,7 +150,9 @@ struct LiveRouteTests {
             #expect(reply.status == status, "\(reply.text)")
             #expect(reply.errorCode == code, "\(reply.text)")
             if code == "invalid_argument" { #expect(try reply.json()["error"]?["field"] == "/commands/0/id") }
-            if code == "limit_exceeded" { #expect(try reply.json()["error"]?["field"]?.stringValue?.hasPrefix("/commands/1/") == true) }
+            if code == "limit_exceeded" {
+                #expect(try reply.json()["error"]?["field"]?.stringValue?.hasPrefix("/commands/1/") == true)
+            }
             // Nothing was applied by any refused request.
             if code != "rate_limited" {
                 let state = try TestHTTP.state(port: port, headers: viewer).json()
