@@ -14,7 +14,7 @@ extension StateDocument {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
                 writer.writeRaw(":")
-                writer.write(self[section, key]!)
+                writer.write(self.entry(section, key)!)
                 if writer.bytes.count >= chunkSize {
                     try sink(writer.bytes)
                     writer = JSONWriter(reservingCapacity: chunkSize + 4096)

@@ -19,7 +19,23 @@ extension Engine {
         case .budgetReset(let app, let kind): return self.apps[app]?.budget(kind).resetDeadline == sequence
         case .deferredDelivery(let app):
             return self.apps[app]?.deferred.contains { $0.deadline == sequence } ?? false
+        case .widgetEntry(let id): return self.widgets[id]?.entryDeadline == sequence
+        case .widgetReload(let id): return self.widgets[id]?.reload.scheduled?.deadline == sequence
+        case .widgetChargeExpiry(let id): return self.widgets[id]?.reload.chargeExpiryDeadline == sequence
+        case .stackEvaluation(let id): return self.stacks[id]?.evaluationDeadline == sequence
         }
+    }
+
+    /// Applies `deadline` if it is still wanted; returns whether it was. Entry transitions, by far
+    /// the most frequent deadlines, check and apply in one lookup of their widget.
+    mutating func fireIfLive(_ deadline: Deadline) -> Bool {
+        if case .widgetEntry(let id) = deadline.kind {
+            return self.advanceWidget(id, sequence: deadline.sequence, at: deadline.at)
+        }
+        guard self.isLive(deadline) else { return false }
+        self.now = max(self.now, deadline.at)
+        self.fire(deadline)
+        return true
     }
 
     /// Applies a live deadline at `now` (already set to its instant).
@@ -47,6 +63,16 @@ extension Engine {
             self.resetBudget(app, kind)
         case .deferredDelivery(let app):
             self.deliverDeferred(app, sequence: deadline.sequence)
+        case .widgetEntry(let id):
+            self.advanceWidget(id, sequence: deadline.sequence, at: deadline.at)
+        case .widgetReload(let id):
+            self.scheduledReloadFalls(due: id)
+        case .widgetChargeExpiry(let id):
+            self.expireCharges(of: id)
+        case .stackEvaluation(let id):
+            self.stacks[id]?.evaluationDeadline = nil
+            self.stacks[id]?.evaluationAt = nil
+            self.requestEvaluation(of: id)
         }
     }
 }

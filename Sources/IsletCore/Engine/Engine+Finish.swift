@@ -6,6 +6,7 @@ extension Engine {
     mutating func finishRevision(results: [JSONValue]) -> Revision {
         self.rev += 1
         self.renderTouched()
+        self.renderTouchedWidgets()
         self.refreshSceneBase()
         self.touchDevicesShowingRendered()
         var operations: [PatchOperation] = []
@@ -20,6 +21,13 @@ extension Engine {
         var deviceIDs = self.changes.devices
         if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
         for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
+        if self.changes.relevance {
+            for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
+        }
+        for id in uniqueSorted(self.changes.stacks) {
+            self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &operations)
+        }
+        for id in uniqueSorted(self.changes.widgets) { self.storeWidget(id, into: &operations) }
         let revision = Revision(
             rev: self.rev, at: self.now, ops: operations, results: results,
             transitions: self.changes.transitions, encodedOps: operations.encoded)
@@ -39,6 +47,44 @@ extension Engine {
         case (let old?, let value?): JSONPatch.diff(old, value, path, &operations)
         }
         self.document[section, key] = new
+    }
+
+    /// Stores a widget. Its entries are compared by no one: they are replaced when a timeline
+    /// arrived in this revision, and otherwise stay as they were.
+    private mutating func storeWidget(_ id: String, into operations: inout [PatchOperation]) {
+        let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
+        guard let widget = self.widgets[id] else {
+            if self.document[.widgets, id] != nil { operations.append(.remove(path)) }
+            self.document[.widgets, id] = nil
+            self.document.widgetEntries[id] = nil
+            return
+        }
+        let new = self.widgetJSON(widget)
+        if let old = self.document[.widgets, id] {
+            JSONPatch.diff(old, new, path, &operations)
+            if self.changes.timelines.contains(id) {
+                let entries = JSONValue.array(widget.timeline.entries.map(\.json))
+                operations.append(.replace(path.appending("timeline").appending("entries"), entries))
+                self.document.widgetEntries[id] = widget.timeline.entries
+            }
+        } else {
+            operations.append(.add(path, StateDocument.splice(new, widget.timeline.entries)))
+            self.document.widgetEntries[id] = widget.timeline.entries
+        }
+        self.document[.widgets, id] = new
+    }
+
+    /// Renders the shown entry of every touched widget whose content, template or context
+    /// changed: once per widget per revision, however many transitions it went through.
+    private mutating func renderTouchedWidgets() {
+        for id in self.changes.widgets {
+            guard let widget = self.widgets[id], widget.needsRender else { continue }
+            let html = self.renderWidget(widget)
+            self.widgets.updateValue(forKey: id) { slot in
+                slot?.html = html
+                slot?.needsRender = false
+            }
+        }
     }
 
     /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
@@ -129,8 +175,18 @@ extension Engine {
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
         self.document[.clock, "rate"] = .number(self.clock.rate)
         for (name, value) in self.configuration.entries { self.document[.config, name] = value }
-        self.document[.relevance, "weights"] = [:]
-        self.document[.relevance, "hysteresis"] = 0
-        self.document[.relevance, "minDwellSeconds"] = 900
+        for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
     }
+}
+
+/// The ids of a change list, each once, in canonical order.
+func uniqueSorted(_ ids: [String]) -> [String] {
+    var sorted = ids.sorted()
+    var kept = 0
+    for index in sorted.indices where index == 0 || sorted[index] != sorted[index - 1] {
+        sorted[kept] = sorted[index]
+        kept += 1
+    }
+    sorted.removeLast(sorted.count - kept)
+    return sorted
 }

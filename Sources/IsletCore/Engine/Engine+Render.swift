@@ -48,3 +48,52 @@ extension Engine {
         return .object(context)
     }
 }
+
+/// Calling the renderer for widgets.
+extension Engine {
+    /// The HTML of a widget's shown entry, or of its placeholder with the text redacted (WK-7).
+    func renderWidget(_ widget: Widget) -> String {
+        let key = TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")
+        let entry = widget.shownEntry
+        let request = WidgetRenderRequest(
+            kind: widget.kind, family: widget.family, template: self.templates[key]?.compiled,
+            context: self.widgetRenderContext(widget, entry: entry), placeholder: entry == nil)
+        let html = self.renderer.renderWidget(request)
+        return entry == nil ? redactText(html) : html
+    }
+
+    /// What widget templates see. Like activities' context it holds no "now".
+    func widgetRenderContext(_ widget: Widget, entry: TimelineEntry?) -> JSONValue {
+        let app = self.apps[widget.app]
+        var identity = JSONObject()
+        if let colors = app?.identity {
+            identity["tint"] = colors.tint.map(JSONValue.string)
+            identity["background"] = colors.background.map(JSONValue.string)
+            identity["foreground"] = colors.foreground.map(JSONValue.string)
+            identity["keyline"] = colors.keyline.map(JSONValue.string)
+        }
+        let size = widget.device.flatMap { self.devices[$0] }.map { $0.model.widgetSize(widget.family).json } ?? .null
+        let details: JSONObject = [
+            "configuration": .object(widget.configuration), "family": .string(widget.family.rawValue),
+            "id": .string(widget.id), "kind": .string(widget.kind), "size": size,
+            "url": widget.url.map(JSONValue.string) ?? .null,
+        ]
+        var entryJSON = JSONValue.null
+        if let entry {
+            let relevance: JSONValue =
+                entry.hasRelevance ? ["duration": .number(entry.duration), "score": .number(entry.score)] : .null
+            entryJSON = [
+                "date": .string(entry.date.rfc3339), "links": entry.links.map(JSONValue.object) ?? .null,
+                "relevance": relevance,
+            ]
+        }
+        let context: JSONObject = [
+            "app": ["id": .string(widget.app), "identity": .object(identity), "name": .string(app?.name ?? widget.app)],
+            "content": .object(entry?.content ?? widget.placeholder),
+            "entry": entryJSON,
+            "placeholder": .bool(entry == nil),
+            "widget": .object(details),
+        ]
+        return .object(context)
+    }
+}

@@ -103,6 +103,10 @@ extension Engine {
         for id in self.apps[put.app]?.activities ?? [] where self.activities[id]?.attributesType == type {
             self.changes.touchActivity(id, render: true)
         }
+        if put.target.hasPrefix("widget:") {
+            let kind = String(put.target.dropFirst("widget:".count))
+            for id in (self.kindWidgets[put.app + "/" + kind] ?? []).sorted() { self.touchWidget(id, render: true) }
+        }
         return [:]
     }
 }

@@ -24,6 +24,14 @@ public struct Engine: Sendable {
     var devices: TreeDictionary<String, Device> = [:]
     var apps: TreeDictionary<String, App> = [:]
     var activities: TreeDictionary<String, Activity> = [:]
+    var widgets: TreeDictionary<String, Widget> = [:]
+    var stacks: TreeDictionary<String, Stack> = [:]
+    /// `/relevance`: the global ranking weights, hysteresis and dwell (SS-4, SS-5).
+    var relevance = RelevanceSettings.defaults
+    /// SS-3: the highest relevance score each app and kind (`app/kind`) ever sent.
+    var kindMaxScores: TreeDictionary<String, Double> = [:]
+    /// The widgets of each app and kind (`app/kind`), for SS-3 and `widget.reload` by kind.
+    var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
     var templates: TreeDictionary<TemplateKey, StoredTemplate> = [:]
     var tokens: TreeDictionary<String, TokenOwner> = [:]
     var index = PresentationIndex()

@@ -38,6 +38,11 @@ struct DeadlineScheduler: Sendable {
         return sequence
     }
 
+    /// Puts back a deadline that was popped but must fire later (its sequence is kept).
+    mutating func reinsert(_ deadline: Deadline) {
+        self.staged.append(deadline)
+    }
+
     /// The earliest entry, cancelled or not.
     var earliest: Deadline? {
         let stagedMin = self.staged.min()

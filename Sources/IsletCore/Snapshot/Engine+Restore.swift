@@ -32,6 +32,13 @@ extension Engine {
             self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
         }
         for activity in try root.array("activities", restoreActivity) { try self.restore(activity) }
+        self.relevance = try restoreRelevance(try root.nested("relevance"))
+        for member in try root.objectMember("kindMaxScores").members {
+            guard let score = member.value.numberValue else { throw root.fail("kindMaxScores") }
+            self.kindMaxScores[member.key] = score
+        }
+        for widget in try root.array("widgets", restoreWidget) { try self.restore(widget) }
+        for stack in try root.array("stacks", restoreStack) { try self.restore(stack) }
         try self.restoreTemplates(root)
         let deadlines = try root.array("deadlines", restoreDeadline)
         self.scheduler = DeadlineScheduler(deadlines: deadlines, nextSequence: try counters.count("nextSequence"))
@@ -50,6 +57,29 @@ extension Engine {
             self.ongoingCount += 1
             self.apps[activity.app]?.ongoingCount += 1
         }
+    }
+
+    private mutating func restore(_ widget: Widget) throws(APIError) {
+        guard self.apps[widget.app] != nil else {
+            throw APIError(.invalidArgument, "snapshot: widget \(widget.id) names a missing app")
+        }
+        self.widgets[widget.id] = widget
+        self.apps[widget.app]?.widgets.insert(widget.id)
+        self.kindWidgets[widget.kindKey, default: []].insert(widget.id)
+    }
+
+    private mutating func restore(_ stack: Stack) throws(APIError) {
+        var stack = stack
+        let untilNextEntry = self.configuration.relevanceZeroDuration == "untilNextEntry"
+        for index in stack.members.indices {
+            guard let widget = self.widgets[stack.members[index].widget], widget.stack == stack.id else {
+                throw APIError(.invalidArgument, "snapshot: stack \(stack.id) names a widget that is not in it")
+            }
+            stack.members[index].apply(widget.relevance(untilNextEntry: untilNextEntry))
+            stack.members[index].kindMax = self.kindMaxScores[widget.kindKey] ?? 0
+            stack.members[index].habit = widget.habit
+        }
+        self.stacks[stack.id] = stack
     }
 
     private mutating func restoreTemplates(_ root: SnapshotReader) throws(APIError) {
@@ -78,6 +108,17 @@ extension Engine {
         self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
+        for id in self.widgets.keys.sorted() {
+            let html = self.renderWidget(self.widgets[id]!)
+            self.widgets[id]?.html = html
+            self.widgets[id]?.needsRender = false
+        }
+        for (id, widget) in self.widgets {
+            self.document[.widgets, id] = self.widgetJSON(widget)
+            self.document.widgetEntries[id] = widget.timeline.entries
+        }
+        for (id, stack) in self.stacks { self.document[.stacks, id] = self.stackJSON(stack) }
+        for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
         self.document[.clock, "rate"] = .number(self.clock.rate)
@@ -98,6 +139,10 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
     device.banner = try reader.optionalNested("banner").map(restoreExpansion)
     for id in try reader.strings("alertQueue") { device.alertQueue.append(id) }
     for id in try reader.strings("bannerQueue") { device.bannerQueue.append(id) }
+    device.tint = try reader.optionalString("tint")
+    device.homeStacks = try reader.strings("homeStacks")
+    device.homeWidgets = try reader.strings("homeWidgets")
+    device.lockWidgets = try reader.strings("lockWidgets")
     return device
 }
 
@@ -124,6 +169,8 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
     app.deliveries = deliveries
     app.throttled = try reader.array("throttled", restorePending)
     app.deferred = try reader.array("deferred", restorePending)
+    app.shortcuts = try reader.array("shortcuts", restoreShortcut)
+    app.nextShortcutOrder = Int(try reader.count("nextShortcutOrder"))
     return app
 }
 

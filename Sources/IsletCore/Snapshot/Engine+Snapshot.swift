@@ -40,6 +40,10 @@ extension Engine {
                     ]
                 }),
             "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(snapshotJSON)),
+            "widgets": .array(self.widgets.keys.sorted().map { snapshotJSON(self.widgets[$0]!) }),
+            "stacks": .array(self.stacks.keys.sorted().map { snapshotJSON(self.stacks[$0]!) }),
+            "relevance": .object(JSONObject(self.relevance.entries)),
+            "kindMaxScores": .object(JSONObject(self.kindMaxScores.map { ($0.key, JSONValue.number($0.value)) })),
         ]
         return .object(object)
     }
@@ -58,6 +62,10 @@ func snapshotJSON(_ device: Device) -> JSONValue {
         "alertQueue": .array(device.alertQueue.elements.map(JSONValue.string)),
         "banner": device.banner.map(snapshotJSON) ?? .null,
         "bannerQueue": .array(device.bannerQueue.elements.map(JSONValue.string)),
+        "tint": device.tint.map(JSONValue.string) ?? .null,
+        "homeStacks": .array(device.homeStacks.map(JSONValue.string)),
+        "homeWidgets": .array(device.homeWidgets.map(JSONValue.string)),
+        "lockWidgets": .array(device.lockWidgets.map(JSONValue.string)),
     ]
 }
 
@@ -80,6 +88,7 @@ func snapshotJSON(_ app: App) -> JSONValue {
         "pushBudget": snapshotJSON(app.pushBudget), "pushToStartBudget": snapshotJSON(app.pushToStartBudget),
         "deliveries": .array(app.deliveries),
         "throttled": .array(app.throttled.map(snapshotJSON)), "deferred": .array(app.deferred.map(snapshotJSON)),
+        "shortcuts": .array(app.shortcuts.map(\.json)), "nextShortcutOrder": .number(Double(app.nextShortcutOrder)),
     ]
 }
 
@@ -133,6 +142,10 @@ func snapshotJSON(_ deadline: Deadline) -> JSONValue {
         object["budget"] = .string(budget.rawValue)
     case .deferredDelivery(let app):
         object["app"] = .string(app)
+    case .widgetEntry(let id), .widgetReload(let id), .widgetChargeExpiry(let id):
+        object["widget"] = .string(id)
+    case .stackEvaluation(let id):
+        object["stack"] = .string(id)
     }
     return .object(object)
 }

@@ -45,6 +45,10 @@ func restoreDeadline(_ reader: SnapshotReader) throws(APIError) -> Deadline {
         guard let budget = BudgetKind(rawValue: try reader.string("budget")) else { throw reader.fail("budget") }
         kind = .budgetReset(app: try reader.string("app"), budget: budget)
     case "deferredDelivery": kind = .deferredDelivery(app: try reader.string("app"))
+    case "widgetEntry": kind = .widgetEntry(widget: try reader.string("widget"))
+    case "widgetReload": kind = .widgetReload(widget: try reader.string("widget"))
+    case "widgetChargeExpiry": kind = .widgetChargeExpiry(widget: try reader.string("widget"))
+    case "stackEvaluation": kind = .stackEvaluation(stack: try reader.string("stack"))
     default: throw reader.fail("kind")
     }
     return Deadline(at: try reader.instant("at"), sequence: try reader.count("sequence"), kind: kind)

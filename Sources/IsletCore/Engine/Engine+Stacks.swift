@@ -1,0 +1,155 @@
+internal import HashTreeCollections
+
+/// `stack.upsert` and `stack.delete` (SS-1), and keeping each stack's member rows in step with
+/// its widgets.
+extension Engine {
+    mutating func upsertStack(_ upsert: StackUpsert) throws(APIError) -> JSONValue {
+        let existing = self.stacks[upsert.id]
+        guard let device = upsert.device ?? existing?.device else {
+            throw APIError(.invalidArgument, "\"device\" is required to create a stack", field: "/device")
+        }
+        guard let family = upsert.family ?? existing?.family else {
+            throw APIError(.invalidArgument, "\"family\" is required to create a stack", field: "/family")
+        }
+        guard let ids = upsert.widgets ?? existing?.widgetIDs else {
+            throw APIError(.invalidArgument, "\"widgets\" is required to create a stack", field: "/widgets")
+        }
+        guard self.devices[device] != nil else { throw APIError(.notFound, "no device \"\(device)\"", field: "/device") }
+        if let existing, existing.device != device {
+            throw APIError(.conflict, "a stack stays on its device; delete it and create another", field: "/device")
+        }
+        for (index, id) in ids.enumerated() {
+            try self.checkStackable(
+                id, stack: upsert.id, device: device, family: family, field: JSONPointer(tokens: ["widgets", String(index)]))
+        }
+        var stack = existing ?? Stack(id: upsert.id, device: device, family: family)
+        stack.family = family
+        if let smartRotate = upsert.smartRotate { stack.smartRotate = smartRotate }
+        if let suggestions = upsert.suggestions { stack.suggestions = suggestions }
+        let old = stack.widgetIDs
+        stack.members = ids.map { id in stack.members.first { $0.widget == id } ?? StackMember(widget: id) }
+        self.stacks[stack.id] = stack
+        if existing == nil { self.devices[device]?.homeStacks.append(stack.id) }
+        for id in old where !ids.contains(id) { self.leaveStack(id, device: device) }
+        for id in ids where !old.contains(id) {
+            self.widgets[id]?.stack = stack.id
+            self.devices[device]?.homeWidgets.removeAll { $0 == id }
+            self.touchWidget(id, render: false)
+        }
+        for id in ids { self.refreshMember(id) }
+        self.changes.devices.insert(device)
+        self.touchStack(stack.id)
+        self.requestEvaluation(of: stack.id)
+        return [:]
+    }
+
+    /// SS-1: a stack's widgets exist, share its family and device, and belong to no other stack.
+    private func checkStackable(
+        _ id: String, stack: String, device: String, family: WidgetFamily, field: JSONPointer
+    ) throws(APIError) {
+        guard let widget = self.widgets[id] else { throw APIError(.notFound, "no widget \"\(id)\"", field: field) }
+        guard widget.family == family else {
+            throw APIError(
+                .invalidArgument,
+                "SS-1: a stack's widgets are all \(family.rawValue); \"\(id)\" is \(widget.family.rawValue)", field: field)
+        }
+        guard widget.device == device else {
+            let place = widget.device.map { "on device \"\($0)\"" } ?? "not placed on a device"
+            throw APIError(.invalidArgument, "\"\(id)\" is \(place), not on \"\(device)\"", field: field)
+        }
+        if let other = widget.stack, other != stack {
+            throw APIError(.conflict, "\"\(id)\" is already in stack \"\(other)\"", field: field)
+        }
+    }
+
+    mutating func deleteStack(_ id: String) throws(APIError) -> JSONValue {
+        guard self.stacks[id] != nil else { throw APIError(.notFound, "no stack \"\(id)\"", field: "/id") }
+        self.removeStack(id)
+        return [:]
+    }
+
+    /// Deletes a stack; its widgets return to the Home Screen on their own.
+    mutating func removeStack(_ id: String) {
+        guard let stack = self.stacks[id] else { return }
+        for member in stack.members { self.leaveStack(member.widget, device: stack.device) }
+        self.devices[stack.device]?.homeStacks.removeAll { $0 == id }
+        self.stacks[id] = nil
+        self.changes.devices.insert(stack.device)
+        self.changes.stacks.append(id)
+    }
+
+    /// Takes a widget out of its stack (it is being deleted).
+    mutating func removeMember(_ widget: String, from stack: String) {
+        self.stacks[stack]?.members.removeAll { $0.widget == widget }
+        self.widgets[widget]?.stack = nil
+        if let device = self.stacks[stack]?.device { self.changes.devices.insert(device) }
+        self.touchStack(stack)
+        self.requestEvaluation(of: stack)
+    }
+
+    /// A widget taken out of a stack goes back to the Home Screen of its device.
+    private mutating func leaveStack(_ id: String, device: String) {
+        guard self.widgets[id] != nil else { return }
+        self.widgets[id]?.stack = nil
+        if self.devices[device] != nil, self.widgets[id]?.device == device {
+            self.devices[device]?.homeWidgets.append(id)
+        }
+        self.touchWidget(id, render: false)
+    }
+
+    /// Copies everything ranking needs from a widget into its stack's member row.
+    mutating func refreshMember(_ id: String) {
+        guard let widget = self.widgets[id], let stack = widget.stack else { return }
+        let relevance = widget.relevance(untilNextEntry: self.configuration.relevanceZeroDuration == "untilNextEntry")
+        let kindMax = self.kindMaxScores[widget.kindKey] ?? 0
+        let habit = widget.habit
+        self.updateMember(id, of: stack) { member in
+            member.apply(relevance)
+            member.kindMax = kindMax
+            member.habit = habit
+        }
+    }
+
+    /// Changes one member row in place and asks for the stack to be re-ranked at `now`.
+    /// - Complexity: O(log n) for the stack, plus its ≤ 10 members.
+    mutating func updateMember(_ widget: String, of stack: String, _ change: (inout StackMember) -> Void) {
+        let newlyPending = self.stacks.updateValue(forKey: stack) { slot -> Bool in
+            guard slot != nil, let index = slot!.memberIndex(widget) else { return false }
+            change(&slot!.members[index])
+            guard !slot!.evaluationPending else { return false }
+            slot!.evaluationPending = true
+            return true
+        }
+        if newlyPending { self.changes.evaluations.append(stack) }
+    }
+
+    /// Asks for a stack to be re-ranked at `now` (once, however often it is asked).
+    mutating func requestEvaluation(of stack: String) {
+        let newlyPending = self.stacks.updateValue(forKey: stack) { slot -> Bool in
+            guard slot != nil, !slot!.evaluationPending else { return false }
+            slot!.evaluationPending = true
+            return true
+        }
+        if newlyPending { self.changes.evaluations.append(stack) }
+    }
+
+    /// Lists a stack in the change set (once).
+    mutating func touchStack(_ id: String) {
+        let mark = self.revisionMark
+        let newlyTouched = self.stacks.updateValue(forKey: id) { slot -> Bool in
+            guard slot != nil, slot!.touchMark != mark else { return false }
+            slot!.touchMark = mark
+            return true
+        }
+        if newlyTouched { self.changes.stacks.append(id) }
+    }
+}
+
+extension StackMember {
+    mutating func apply(_ relevance: MemberRelevance) {
+        self.score = relevance.score
+        self.eligibleFrom = relevance.eligibleFrom
+        self.eligibleUntil = relevance.eligibleUntil
+        self.changedAt = relevance.changedAt
+    }
+}
