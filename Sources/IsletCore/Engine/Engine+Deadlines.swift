@@ -29,8 +29,25 @@ extension Engine {
     /// Applies `deadline` if it is still wanted; returns whether it was. Entry transitions, by far
     /// the most frequent deadlines, check and apply in one lookup of their widget.
     mutating func fireIfLive(_ deadline: Deadline) -> Bool {
-        if case .widgetEntry(let id) = deadline.kind {
+        switch deadline.kind {
+        case .widgetEntry(let id):
             return self.advanceWidget(id, sequence: deadline.sequence, at: deadline.at)
+        case .stackEvaluation(let id):
+            let sequence = deadline.sequence
+            let newlyPending = self.stacks.modifyExisting(id) { stack -> Bool? in
+                guard stack.evaluationDeadline == sequence else { return nil }
+                stack.evaluationDeadline = nil
+                stack.evaluationAt = nil
+                guard !stack.evaluationPending else { return false }
+                stack.evaluationPending = true
+                return true
+            }
+            guard let newlyPending = newlyPending ?? nil else { return false }
+            self.now = max(self.now, deadline.at)
+            if newlyPending { self.changes.evaluations.append(id) }
+            return true
+        default:
+            break
         }
         guard self.isLive(deadline) else { return false }
         self.now = max(self.now, deadline.at)
@@ -70,8 +87,10 @@ extension Engine {
         case .widgetChargeExpiry(let id):
             self.expireCharges(of: id)
         case .stackEvaluation(let id):
-            self.stacks[id]?.evaluationDeadline = nil
-            self.stacks[id]?.evaluationAt = nil
+            self.stacks.modifyExisting(id) { stack in
+                stack.evaluationDeadline = nil
+                stack.evaluationAt = nil
+            }
             self.requestEvaluation(of: id)
         }
     }

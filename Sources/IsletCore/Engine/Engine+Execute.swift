@@ -59,7 +59,9 @@ extension Engine {
             || existing.standby != device.standby || existing.nightMode != device.nightMode
         {
             let resized = existing.model != device.model
-            for id in self.widgetsShown(on: device) { self.touchWidget(id, render: resized) }
+            for id in self.widgetsShown(on: device) {
+                self.touchWidget(id, resized ? [.presentation, .size] : .presentation, render: resized)
+            }
         }
         return [:]
     }
@@ -96,7 +98,7 @@ extension Engine {
         if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
         if !isNew, before.name != app.name || before.identity != app.identity {
             for id in app.activities { self.changes.touchActivity(id, render: true) }
-            for id in app.widgets.sorted() { self.touchWidget(id, render: true) }
+            for id in app.widgets.sorted() { self.touchWidget(id, [], render: true) }
             self.changes.allDevices = true
         }
         return ["pushToStartToken": .string(app.pushToStartToken)]

@@ -49,40 +49,39 @@ extension Engine {
         self.document[section, key] = new
     }
 
-    /// Stores a widget. Its entries are compared by no one: they are replaced when a timeline
-    /// arrived in this revision, and otherwise stay as they were.
+    /// Publishes a widget: added whole when new, removed when gone, otherwise the members its
+    /// changes marked are replaced (nothing is compared, and `timeline.entries` is sent only
+    /// when a new timeline arrived).
     private mutating func storeWidget(_ id: String, into operations: inout [PatchOperation]) {
         let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
         guard let widget = self.widgets[id] else {
-            if self.document[.widgets, id] != nil { operations.append(.remove(path)) }
-            self.document[.widgets, id] = nil
-            self.document.widgetEntries[id] = nil
+            if self.changes.unpublishedWidgets.contains(id) { operations.append(.remove(path)) }
             return
         }
-        let new = self.widgetJSON(widget)
-        if let old = self.document[.widgets, id] {
-            JSONPatch.diff(old, new, path, &operations)
-            if self.changes.timelines.contains(id) {
-                let entries = JSONValue.array(widget.timeline.entries.map(\.json))
-                operations.append(.replace(path.appending("timeline").appending("entries"), entries))
-                self.document.widgetEntries[id] = widget.timeline.entries
-            }
+        if !widget.published {
+            operations.append(.add(path, self.widgetDocument(widget)))
         } else {
-            operations.append(.add(path, StateDocument.splice(new, widget.timeline.entries)))
-            self.document.widgetEntries[id] = widget.timeline.entries
+            for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
+                operations.append(.replace(path.appending(name), self.widgetMember(member, widget)))
+            }
         }
-        self.document[.widgets, id] = new
+        self.widgets.modifyExisting(id) { slot in
+            slot.published = true
+            slot.dirty = []
+        }
     }
 
     /// Renders the shown entry of every touched widget whose content, template or context
     /// changed: once per widget per revision, however many transitions it went through.
     private mutating func renderTouchedWidgets() {
+        var cache = WidgetRenderCache()
         for id in self.changes.widgets {
             guard let widget = self.widgets[id], widget.needsRender else { continue }
-            let html = self.renderWidget(widget)
-            self.widgets.updateValue(forKey: id) { slot in
-                slot?.html = html
-                slot?.needsRender = false
+            let html = self.renderWidget(widget, cache: &cache)
+            self.widgets.modifyExisting(id) { slot in
+                if slot.html != html { slot.dirty.insert(.render) }
+                slot.html = html
+                slot.needsRender = false
             }
         }
     }

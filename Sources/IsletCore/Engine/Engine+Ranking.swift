@@ -16,12 +16,11 @@ extension Engine {
             now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
             habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000,
             nextSequence: self.scheduler.nextSequence, mark: self.revisionMark)
-        let result = self.stacks.updateValue(forKey: id) { slot -> (Stack.EvaluationOutcome, String)? in
-            guard slot != nil else { return nil }
-            slot!.evaluationPending = false
+        let result = self.stacks.modifyExisting(id) { slot -> (Stack.EvaluationOutcome, String) in
+            slot.evaluationPending = false
             var local = context
-            local.settings = context.settings.applying(slot!.overrides)
-            return (slot!.evaluate(local), slot!.device)
+            if !slot.overrides.isEmpty { local.settings = context.settings.applying(slot.overrides) }
+            return (slot.evaluate(local), slot.device)
         }
         guard let (outcome, device) = result else { return }
         if outcome.newlyTouched { self.changes.stacks.append(id) }

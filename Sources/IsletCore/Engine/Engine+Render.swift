@@ -51,49 +51,69 @@ extension Engine {
 
 /// Calling the renderer for widgets.
 extension Engine {
+    /// What rendering a widget needs from its app and device, looked up once per revision.
+    struct WidgetRenderCache {
+        var apps: [String: (name: String, identity: JSONValue)] = [:]
+        var models: [String: DeviceModel] = [:]
+    }
+
     /// The HTML of a widget's shown entry, or of its placeholder with the text redacted (WK-7).
-    func renderWidget(_ widget: Widget) -> String {
+    func renderWidget(_ widget: Widget, cache: inout WidgetRenderCache) -> String {
         let key = TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")
         let entry = widget.shownEntry
+        let app = cache.apps[widget.app] ?? self.appRenderInfo(widget.app)
+        cache.apps[widget.app] = app
+        var size = JSONValue.null
+        if let device = widget.device {
+            let model = cache.models[device] ?? self.devices[device]?.model
+            cache.models[device] = model
+            size = model.map { $0.widgetSize(widget.family).json } ?? .null
+        }
         let request = WidgetRenderRequest(
             kind: widget.kind, family: widget.family, template: self.templates[key]?.compiled,
-            context: self.widgetRenderContext(widget, entry: entry), placeholder: entry == nil)
+            content: entry?.content ?? widget.placeholder, placeholder: entry == nil
+        ) { [widget, size] in
+            widgetRenderContext(widget, entry: entry, app: app, size: size)
+        }
         let html = self.renderer.renderWidget(request)
         return entry == nil ? redactText(html) : html
     }
 
-    /// What widget templates see. Like activities' context it holds no "now".
-    func widgetRenderContext(_ widget: Widget, entry: TimelineEntry?) -> JSONValue {
-        let app = self.apps[widget.app]
+    private func appRenderInfo(_ id: String) -> (name: String, identity: JSONValue) {
+        guard let app = self.apps[id] else { return (id, .object(JSONObject())) }
         var identity = JSONObject()
-        if let colors = app?.identity {
-            identity["tint"] = colors.tint.map(JSONValue.string)
-            identity["background"] = colors.background.map(JSONValue.string)
-            identity["foreground"] = colors.foreground.map(JSONValue.string)
-            identity["keyline"] = colors.keyline.map(JSONValue.string)
-        }
-        let size = widget.device.flatMap { self.devices[$0] }.map { $0.model.widgetSize(widget.family).json } ?? .null
-        let details: JSONObject = [
-            "configuration": .object(widget.configuration), "family": .string(widget.family.rawValue),
-            "id": .string(widget.id), "kind": .string(widget.kind), "size": size,
-            "url": widget.url.map(JSONValue.string) ?? .null,
-        ]
-        var entryJSON = JSONValue.null
-        if let entry {
-            let relevance: JSONValue =
-                entry.hasRelevance ? ["duration": .number(entry.duration), "score": .number(entry.score)] : .null
-            entryJSON = [
-                "date": .string(entry.date.rfc3339), "links": entry.links.map(JSONValue.object) ?? .null,
-                "relevance": relevance,
-            ]
-        }
-        let context: JSONObject = [
-            "app": ["id": .string(widget.app), "identity": .object(identity), "name": .string(app?.name ?? widget.app)],
-            "content": .object(entry?.content ?? widget.placeholder),
-            "entry": entryJSON,
-            "placeholder": .bool(entry == nil),
-            "widget": .object(details),
-        ]
-        return .object(context)
+        identity["tint"] = app.identity.tint.map(JSONValue.string)
+        identity["background"] = app.identity.background.map(JSONValue.string)
+        identity["foreground"] = app.identity.foreground.map(JSONValue.string)
+        identity["keyline"] = app.identity.keyline.map(JSONValue.string)
+        return (app.name, .object(identity))
     }
+}
+
+/// What widget templates see. Like activities' context it holds no "now".
+func widgetRenderContext(
+    _ widget: Widget, entry: ShownEntry?, app: (name: String, identity: JSONValue), size: JSONValue
+) -> JSONValue {
+    let details: JSONObject = [
+        "configuration": .object(widget.configuration), "family": .string(widget.family.rawValue),
+        "id": .string(widget.id), "kind": .string(widget.kind), "size": size,
+        "url": widget.url.map(JSONValue.string) ?? .null,
+    ]
+    var entryJSON = JSONValue.null
+    if let entry {
+        let relevance: JSONValue =
+            entry.hasRelevance ? ["duration": .number(entry.duration), "score": .number(entry.score)] : .null
+        entryJSON = [
+            "date": .string(entry.date.rfc3339), "links": entry.links.map(JSONValue.object) ?? .null,
+            "relevance": relevance,
+        ]
+    }
+    let context: JSONObject = [
+        "app": ["id": .string(widget.app), "identity": app.identity, "name": .string(app.name)],
+        "content": .object(entry?.content ?? widget.placeholder),
+        "entry": entryJSON,
+        "placeholder": .bool(entry == nil),
+        "widget": .object(details),
+    ]
+    return .object(context)
 }

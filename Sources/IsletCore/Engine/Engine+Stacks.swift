@@ -32,9 +32,9 @@ extension Engine {
         if existing == nil { self.devices[device]?.homeStacks.append(stack.id) }
         for id in old where !ids.contains(id) { self.leaveStack(id, device: device) }
         for id in ids where !old.contains(id) {
-            self.widgets[id]?.stack = stack.id
+            self.widgets.modifyExisting(id) { $0.stack = stack.id }
             self.devices[device]?.homeWidgets.removeAll { $0 == id }
-            self.touchWidget(id, render: false)
+            self.touchWidget(id, .stack, render: false)
         }
         for id in ids { self.refreshMember(id) }
         self.changes.devices.insert(device)
@@ -81,7 +81,7 @@ extension Engine {
     /// Takes a widget out of its stack (it is being deleted).
     mutating func removeMember(_ widget: String, from stack: String) {
         self.stacks[stack]?.members.removeAll { $0.widget == widget }
-        self.widgets[widget]?.stack = nil
+        self.widgets.modifyExisting(widget) { $0.stack = nil }
         if let device = self.stacks[stack]?.device { self.changes.devices.insert(device) }
         self.touchStack(stack)
         self.requestEvaluation(of: stack)
@@ -89,12 +89,12 @@ extension Engine {
 
     /// A widget taken out of a stack goes back to the Home Screen of its device.
     private mutating func leaveStack(_ id: String, device: String) {
-        guard self.widgets[id] != nil else { return }
-        self.widgets[id]?.stack = nil
-        if self.devices[device] != nil, self.widgets[id]?.device == device {
-            self.devices[device]?.homeWidgets.append(id)
-        }
-        self.touchWidget(id, render: false)
+        guard let placedOn = self.widgets.modifyExisting(id, { widget -> String? in
+            widget.stack = nil
+            return widget.device
+        }) else { return }
+        if self.devices[device] != nil, placedOn == device { self.devices[device]?.homeWidgets.append(id) }
+        self.touchWidget(id, .stack, render: false)
     }
 
     /// Copies everything ranking needs from a widget into its stack's member row.
@@ -113,35 +113,35 @@ extension Engine {
     /// Changes one member row in place and asks for the stack to be re-ranked at `now`.
     /// - Complexity: O(log n) for the stack, plus its ≤ 10 members.
     mutating func updateMember(_ widget: String, of stack: String, _ change: (inout StackMember) -> Void) {
-        let newlyPending = self.stacks.updateValue(forKey: stack) { slot -> Bool in
-            guard slot != nil, let index = slot!.memberIndex(widget) else { return false }
-            change(&slot!.members[index])
-            guard !slot!.evaluationPending else { return false }
-            slot!.evaluationPending = true
+        let newlyPending = self.stacks.modifyExisting(stack) { slot -> Bool in
+            guard let index = slot.memberIndex(widget) else { return false }
+            change(&slot.members[index])
+            guard !slot.evaluationPending else { return false }
+            slot.evaluationPending = true
             return true
         }
-        if newlyPending { self.changes.evaluations.append(stack) }
+        if newlyPending == true { self.changes.evaluations.append(stack) }
     }
 
     /// Asks for a stack to be re-ranked at `now` (once, however often it is asked).
     mutating func requestEvaluation(of stack: String) {
-        let newlyPending = self.stacks.updateValue(forKey: stack) { slot -> Bool in
-            guard slot != nil, !slot!.evaluationPending else { return false }
-            slot!.evaluationPending = true
+        let newlyPending = self.stacks.modifyExisting(stack) { slot -> Bool in
+            guard !slot.evaluationPending else { return false }
+            slot.evaluationPending = true
             return true
         }
-        if newlyPending { self.changes.evaluations.append(stack) }
+        if newlyPending == true { self.changes.evaluations.append(stack) }
     }
 
     /// Lists a stack in the change set (once).
     mutating func touchStack(_ id: String) {
         let mark = self.revisionMark
-        let newlyTouched = self.stacks.updateValue(forKey: id) { slot -> Bool in
-            guard slot != nil, slot!.touchMark != mark else { return false }
-            slot!.touchMark = mark
+        let newlyTouched = self.stacks.modifyExisting(id) { slot -> Bool in
+            guard slot.touchMark != mark else { return false }
+            slot.touchMark = mark
             return true
         }
-        if newlyTouched { self.changes.stacks.append(id) }
+        if newlyTouched == true { self.changes.stacks.append(id) }
     }
 }
 

@@ -29,6 +29,7 @@ extension Engine {
         var habit = widget.habit ?? HabitHistory(reference: at)
         habit.record(at, halfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000)
         widget.habit = habit
+        widget.dirty.insert(.usage)
         self.commit(widget)
         if let stack = widget.stack { self.updateMember(widget.id, of: stack) { $0.habit = habit } }
         if interaction.action == .control {

@@ -2,43 +2,66 @@ internal import HashTreeCollections
 
 /// The document form of widgets and stacks.
 ///
-/// A widget's `timeline.entries` is not stored in its JSON: the document keeps the compact
-/// entries beside it and splices them in when read (``StateDocument``), and the patch replaces
-/// `/widgets/<id>/timeline/entries` only when a new timeline arrives. Transitions therefore
-/// change `current`, `render` and `reload`, never `entries`.
+/// A widget's entry is not stored in the document: it is built from the model whenever it is
+/// read (``widgetDocument(_:)``), and a revision replaces exactly the members its changes marked
+/// (``WidgetMembers``). `timeline.entries`, the bulk of a widget, is therefore neither stored
+/// twice nor compared: transitions replace `current`, `render` and `tap`, a new timeline
+/// replaces `timeline`.
 extension Engine {
     // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
 
-    func widgetJSON(_ widget: Widget) -> JSONValue {
-        let device = widget.device.flatMap { self.devices[$0] }
-        let current: JSONObject = [
-            "date": date(widget.shownEntry?.date), "index": widget.current.map { .number(Double($0)) } ?? .null,
-            "placeholder": .bool(widget.shownEntry == nil), "previous": .bool(widget.current == nil && widget.held != nil),
+    /// The whole document entry of a widget, timeline entries included.
+    /// - Complexity: O(size of the widget's timeline).
+    func widgetDocument(_ widget: Widget, withEntries: Bool = true) -> JSONValue {
+        var members: [JSONObject.Member] = [
+            .init(key: "app", value: .string(widget.app)),
+            .init(key: "configuration", value: .object(widget.configuration)),
+            .init(key: "current", value: self.widgetMember(.current, widget)),
+            .init(key: "device", value: self.widgetMember(.device, widget)),
+            .init(key: "family", value: .string(widget.family.rawValue)),
+            .init(key: "id", value: .string(widget.id)),
+            .init(key: "kind", value: .string(widget.kind)),
+            .init(key: "layout", value: Self.widgetLayout),
         ]
-        let timeline: JSONObject = ["policy": widget.timeline.policy.json, "setAt": date(widget.timeline.setAt)]
-        let object: JSONObject = [
-            "app": .string(widget.app),
-            "configuration": .object(widget.configuration),
-            "current": .object(current),
-            "device": widget.device.map(JSONValue.string) ?? .null,
-            "family": .string(widget.family.rawValue),
-            "id": .string(widget.id),
-            "kind": .string(widget.kind),
-            "layout": Self.widgetLayout,
-            "placeholder": .object(widget.placeholder),
-            "presentation": device.map { self.presentationJSON(widget, on: $0) } ?? .null,
-            "reload": self.reloadJSON(widget),
-            "render": ["html": .string(widget.html)],
-            "size": device.map { $0.model.widgetSize(widget.family).json } ?? .null,
-            "stack": widget.stack.map(JSONValue.string) ?? .null,
-            "tap": self.tapJSON(widget),
-            "timeline": .object(timeline),
-            "url": widget.url.map(JSONValue.string) ?? .null,
-            "usage": [
-                "interactions": .number(Double(widget.interactions)), "lastAt": date(widget.lastInteractionAt),
-            ],
-        ]
-        return .object(object)
+        for (name, member) in WidgetMembers.names where name > "layout" {
+            let value = name == "timeline" && !withEntries ? self.timelineJSON(widget, entries: false) : self.widgetMember(member, widget)
+            members.append(.init(key: name, value: value))
+        }
+        return .object(JSONObject(sortedUniqueMembers: members))
+    }
+
+    /// One member of a widget's document entry.
+    func widgetMember(_ member: WidgetMembers, _ widget: Widget) -> JSONValue {
+        switch member {
+        case .configuration: return .object(widget.configuration)
+        case .current:
+            let current: JSONObject = [
+                "date": date(widget.shownDate), "index": widget.current.map { .number(Double($0)) } ?? .null,
+                "placeholder": .bool(widget.current == nil && widget.held == nil),
+                "previous": .bool(widget.current == nil && widget.held != nil),
+            ]
+            return .object(current)
+        case .device: return widget.device.map(JSONValue.string) ?? .null
+        case .family: return .string(widget.family.rawValue)
+        case .placeholder: return .object(widget.placeholder)
+        case .presentation: return widget.device.flatMap { self.devices[$0] }.map { self.presentationJSON(widget, on: $0) } ?? .null
+        case .reload: return self.reloadJSON(widget)
+        case .render: return ["html": .string(widget.html)]
+        case .size: return widget.device.flatMap { self.devices[$0] }.map { $0.model.widgetSize(widget.family).json } ?? .null
+        case .stack: return widget.stack.map(JSONValue.string) ?? .null
+        case .tap: return self.tapJSON(widget)
+        case .timeline: return self.timelineJSON(widget, entries: true)
+        case .url: return widget.url.map(JSONValue.string) ?? .null
+        case .usage:
+            return ["interactions": .number(Double(widget.interactions)), "lastAt": date(widget.lastInteractionAt)]
+        default: preconditionFailure("one member at a time")
+        }
+    }
+
+    private func timelineJSON(_ widget: Widget, entries: Bool) -> JSONValue {
+        var timeline: JSONObject = ["policy": widget.timeline.policy.json, "setAt": date(widget.timeline.setAt)]
+        if entries { timeline["entries"] = widget.timeline.entriesJSON }
+        return .object(timeline)
     }
 
     /// WK-7: content margins (16 pt, 11 pt for graphical layouts) and the logo's corner.
@@ -97,7 +120,7 @@ extension Engine {
         let links: [JSONValue] =
             widget.family.hasSingleTapTarget
             ? []
-            : (widget.shownEntry?.links?.members ?? []).map { ["id": .string($0.key), "url": $0.value] }
+            : (widget.shownLinks?.members ?? []).map { ["id": .string($0.key), "url": $0.value] }
         return [
             "links": .array(links), "targets": .string(widget.family.hasSingleTapTarget ? "single" : "multiple"),
             "url": widget.url.map(JSONValue.string) ?? .null,
@@ -114,7 +137,7 @@ extension Engine {
             "device": .string(stack.device),
             "family": .string(stack.family.rawValue),
             "id": .string(stack.id),
-            "ranking": .array(stack.ranking.map(\.json)),
+            "ranking": .array(stack.ranking.map { $0.json(widget: stack.widget($0)) }),
             "relevance": .object(relevance),
             "rotations": .array(stack.rotations),
             "smartRotate": .bool(stack.smartRotate),

@@ -53,6 +53,7 @@ extension Engine {
         } else {
             let sequence = self.scheduler.schedule(.widgetReload(widget: id), at: earliest)
             widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
+            widget.dirty.insert(.reload)
         }
         self.commit(widget)
         return earliest
@@ -79,6 +80,7 @@ extension Engine {
     mutating func scheduledReloadFalls(due id: String) {
         guard var widget = self.widgets[id], let waiting = widget.reload.scheduled else { return }
         widget.reload.scheduled = nil
+        widget.dirty.insert(.reload)
         if let earliest = self.earliestChargedReload(widget, notBefore: self.now), earliest > self.now {
             let sequence = self.scheduler.schedule(.widgetReload(widget: id), at: earliest)
             widget.reload.scheduled = ScheduledReload(
@@ -91,6 +93,7 @@ extension Engine {
 
     /// WK-6: the reload happens: the widget waits for its provider.
     private mutating func perform(_ widget: inout Widget, reason: String, charged: Bool) {
+        widget.dirty.insert(.reload)
         widget.reload.pending = true
         widget.reload.pendingSince = widget.reload.pendingSince ?? self.now
         widget.reload.lastAt = self.now
@@ -117,6 +120,7 @@ extension Engine {
         guard var widget = self.widgets[id] else { return }
         let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
         widget.reload.charges.removeAll { $0 <= cutoff }
+        widget.dirty.insert(.reload)
         self.armChargeExpiry(&widget)
         self.commit(widget)
     }

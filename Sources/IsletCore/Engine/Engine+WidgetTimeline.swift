@@ -16,11 +16,6 @@ extension Engine {
                 .limitExceeded, "WK-7: a timeline holds at most \(limit) entries, got \(set.entries.count)",
                 field: "/entries")
         }
-        let entries = set.entries.map { input in
-            TimelineEntry(
-                date: input.date, content: input.content, score: input.score ?? .nan, duration: input.duration,
-                links: input.links)
-        }
         let policy: ReloadPolicy
         switch set.policy {
         case .atEnd: policy = .atEnd
@@ -28,8 +23,8 @@ extension Engine {
         case .after(let date): policy = .after(date)
         }
         let shown = widget.shownEntry
-        widget.timeline = Timeline(entries: entries, policy: policy, setAt: self.now)
-        widget.current = currentIndex(entries, at: self.now)
+        widget.timeline = Timeline(set.entries, policy: policy, setAt: self.now)
+        widget.current = currentIndex(widget.timeline.entries, at: self.now)
         // WK-2: before the first entry's date the widget keeps what it showed.
         widget.held = widget.current == nil ? shown : nil
         if widget.current != nil { widget.changedAt = self.now }
@@ -39,9 +34,9 @@ extension Engine {
         widget.reload.pendingSince = nil
         widget.reload.scheduled = nil
         widget.entryDeadline = self.armEntryDeadline(widget)
+        widget.dirty.formUnion([.timeline, .reload, .current, .tap])
         self.commit(widget)
-        self.changes.timelines.insert(widget.id)
-        self.raiseKindMax(widget.kindKey, to: entries.reduce(0) { $1.score > $0 ? $1.score : $0 })
+        self.raiseKindMax(widget.kindKey, to: widget.timeline.entries.reduce(0) { $1.score > $0 ? $1.score : $0 })
         if let due = self.policyReloadInstant(widget.timeline) {
             _ = self.requestReload(widget.id, reason: "policy", notBefore: due)
         }
@@ -81,11 +76,11 @@ extension Engine {
         let mark = self.revisionMark
         let nextSequence = self.scheduler.nextSequence
         let untilNextEntry = self.configuration.relevanceZeroDuration == "untilNextEntry"
-        let step = self.widgets.updateValue(forKey: id) { slot -> EntryStep? in
-            guard slot?.entryDeadline == sequence else { return nil }
-            return slot!.showEntry(at: instant, mark: mark, nextSequence: nextSequence, untilNextEntry: untilNextEntry)
+        let step = self.widgets.modifyExisting(id) { widget -> EntryStep? in
+            guard widget.entryDeadline == sequence else { return nil }
+            return widget.showEntry(at: instant, mark: mark, nextSequence: nextSequence, untilNextEntry: untilNextEntry)
         }
-        guard let step else { return false }
+        guard let step = step ?? nil else { return false }
         self.now = max(self.now, instant)
         if step.newlyTouched { self.changes.widgets.append(id) }
         if let next = step.nextDate {
@@ -132,16 +127,26 @@ extension Widget {
     mutating func showEntry(at instant: Instant, mark: UInt64, nextSequence: UInt64, untilNextEntry: Bool)
         -> EntryStep
     {
-        let index = currentIndex(self.timeline.entries, at: instant) ?? 0
+        // The deadline fires at the next entry's date: scan forward (entries at equal dates
+        // show the last of them).
+        var index = (self.current ?? -1) + 1
+        let entries = self.timeline.entries
+        if index >= entries.count || entries[index].date > instant {
+            index = currentIndex(entries, at: instant) ?? 0
+        }
+        while index + 1 < entries.count, entries[index + 1].date <= instant { index += 1 }
+        let linksChanged = self.shownLinks != self.timeline.links[index]
         self.current = index
         self.held = nil
         self.changedAt = instant
         self.needsRender = true
+        self.dirty.insert(.current)
+        if linksChanged { self.dirty.insert(.tap) }
         let newlyTouched = self.touchMark != mark
         self.touchMark = mark
         var nextDate: Instant?
-        if index + 1 < self.timeline.entries.count {
-            nextDate = self.timeline.entries[index + 1].date
+        if index + 1 < entries.count {
+            nextDate = entries[index + 1].date
             self.entryDeadline = nextSequence
         } else {
             self.entryDeadline = nil

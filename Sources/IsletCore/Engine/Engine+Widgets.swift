@@ -32,11 +32,26 @@ extension Engine {
         if let device = upsert.device, (device.isEmpty ? nil : device) != widget.device, let stack = widget.stack {
             throw APIError(.conflict, "\"\(widget.id)\" is in stack \"\(stack)\"; take it out of the stack first", field: "/device")
         }
-        if let family = upsert.family { widget.family = family }
-        if let device = upsert.device { widget.device = device.isEmpty ? nil : device }
-        if let configuration = upsert.configuration { widget.configuration = configuration }
-        if let placeholder = upsert.placeholder { widget.placeholder = placeholder }
-        if let url = upsert.url { widget.url = url.isEmpty ? nil : url }
+        if let family = upsert.family, family != widget.family {
+            widget.family = family
+            widget.dirty.formUnion([.family, .presentation, .size, .tap])
+        }
+        if let device = upsert.device, (device.isEmpty ? nil : device) != widget.device {
+            widget.device = device.isEmpty ? nil : device
+            widget.dirty.formUnion([.device, .presentation, .size])
+        }
+        if let configuration = upsert.configuration {
+            widget.configuration = configuration
+            widget.dirty.insert(.configuration)
+        }
+        if let placeholder = upsert.placeholder {
+            widget.placeholder = placeholder
+            widget.dirty.insert(.placeholder)
+        }
+        if let url = upsert.url {
+            widget.url = url.isEmpty ? nil : url
+            widget.dirty.formUnion([.url, .tap])
+        }
         widget.needsRender = true
         self.commit(widget)
         if existing == nil {
@@ -83,8 +98,7 @@ extension Engine {
         self.kindWidgets[widget.kindKey]?.remove(id)
         if self.kindWidgets[widget.kindKey]?.isEmpty == true { self.kindWidgets[widget.kindKey] = nil }
         self.changes.widgets.append(id)
-        // A widget created again with this id in the same revision gets its own entries.
-        self.changes.timelines.insert(id)
+        if widget.published { self.changes.unpublishedWidgets.insert(id) }
     }
 
     /// Stores a widget changed by a command and lists it in the revision's change set.
@@ -97,17 +111,18 @@ extension Engine {
         self.widgets[widget.id] = widget
     }
 
-    /// Lists a widget in the change set (once), optionally asking for a new rendering.
-    mutating func touchWidget(_ id: String, render: Bool) {
+    /// Lists a widget in the change set (once) with the document members that changed,
+    /// optionally asking for a new rendering.
+    mutating func touchWidget(_ id: String, _ members: WidgetMembers, render: Bool) {
         let mark = self.revisionMark
-        let newlyTouched = self.widgets.updateValue(forKey: id) { slot -> Bool in
-            guard slot != nil else { return false }
-            if render { slot!.needsRender = true }
-            guard slot!.touchMark != mark else { return false }
-            slot!.touchMark = mark
+        let newlyTouched = self.widgets.modifyExisting(id) { widget -> Bool in
+            if render { widget.needsRender = true }
+            widget.dirty.formUnion(members)
+            guard widget.touchMark != mark else { return false }
+            widget.touchMark = mark
             return true
         }
-        if newlyTouched { self.changes.widgets.append(id) }
+        if newlyTouched == true { self.changes.widgets.append(id) }
     }
 
     // MARK: Placement (WK-1)
@@ -138,8 +153,8 @@ extension Engine {
         for stack in self.devices[device]?.homeStacks ?? [] { self.removeStack(stack) }
         guard let placed = self.devices[device] else { return }
         for id in placed.homeWidgets + placed.lockWidgets {
-            self.widgets[id]?.device = nil
-            self.touchWidget(id, render: true)
+            self.widgets.modifyExisting(id) { $0.device = nil }
+            self.touchWidget(id, [.device, .presentation, .size], render: true)
         }
     }
 

@@ -80,21 +80,34 @@ public struct Engine: Sendable {
     /// - Complexity: O(log n) for anything inside one entity; a whole collection costs
     ///   O(k log k) and the root O(size of the document).
     public func value(at pointer: JSONPointer) -> JSONValue? {
-        self.document.value(at: pointer)
+        let tokens = pointer.tokens
+        guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
+            return self.document.value(at: pointer, virtual: self.widgetSection)
+        }
+        guard let widget = self.widgets[tokens[1]] else { return nil }
+        let entries = tokens.count == 2 || tokens[2] == "timeline"
+        return self.widgetDocument(widget, withEntries: entries)[JSONPointer(tokens: Array(tokens.dropFirst(2)))]
     }
 
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
-    public var documentValue: JSONValue { self.document.value }
+    public var documentValue: JSONValue { self.document.value(virtual: self.widgetSection) }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
-    public var documentBytes: [UInt8] { self.document.encoded }
+    public var documentBytes: [UInt8] { self.document.encoded(virtual: self.widgetSection) }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
-        try self.document.write(chunkSize: chunkSize, to: sink)
+        try self.document.write(chunkSize: chunkSize, virtual: self.widgetSection, to: sink)
+    }
+
+    /// `/widgets`, built from the model when read.
+    private var widgetSection: VirtualSection {
+        VirtualSection(section: .widgets, keys: self.widgets.keys.sorted()) { id in
+            self.widgets[id].map { self.widgetDocument($0) }
+        }
     }
 
     /// Resolves an APNs device token (hex, any case) for the APNs-style ingress: an app's
@@ -161,4 +174,51 @@ struct TemplateKey: Sendable, Hashable, Comparable {
 struct StoredTemplate: Sendable {
     var source: String
     var compiled: any CompiledTemplate
+}
+
+extension TreeDictionary {
+    /// Calls `body` on the value for `key` in place, without copying it out; `nil` when the key
+    /// is absent. (Reading `dictionary[key]` copies the value, which retains every reference it
+    /// holds: too slow for the entities changed millions of times in a day.)
+    /// - Complexity: O(log n).
+    @inline(__always)
+    mutating func modifyExisting<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
+        guard self.index(forKey: key) != nil else { return nil }
+        return self.updateValue(forKey: key, default: { () -> Value in preconditionFailure("present") }()) { body(&$0) }
+    }
+}
+
+/// An entity with a stand-in value for "absent", so that changing it in place takes one walk of
+/// its map: a missing key gets the stand-in for a moment, which is removed again.
+protocol HasAbsentValue {
+    static var absent: Self { get }
+    var isAbsent: Bool { get }
+}
+
+extension TreeDictionary where Value: HasAbsentValue {
+    /// ``modifyExisting(_:_:)`` in one walk of the tree.
+    /// - Complexity: O(log n).
+    @inline(__always)
+    mutating func modifyExisting<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
+        var missing = false
+        let result = self.updateValue(forKey: key, default: Value.absent) { value -> R? in
+            if value.isAbsent {
+                missing = true
+                return nil
+            }
+            return body(&value)
+        }
+        if missing { self.removeValue(forKey: key) }
+        return result
+    }
+}
+
+extension Widget: HasAbsentValue {
+    static var absent: Widget { Widget(id: "", app: "", kind: "", family: .systemSmall) }
+    var isAbsent: Bool { self.id.isEmpty }
+}
+
+extension Stack: HasAbsentValue {
+    static var absent: Stack { Stack(id: "", device: "", family: .systemSmall) }
+    var isAbsent: Bool { self.id.isEmpty }
 }

@@ -41,8 +41,8 @@ struct ChangeSet: Sendable {
     var transitions = 0
     /// Widgets touched in this revision, each once (their `touchMark` says so), in touch order.
     var widgets: [String] = []
-    /// Widgets whose timeline entries changed (their entries are replaced in the patch).
-    var timelines: Set<String> = []
+    /// Widgets removed in this revision that the document showed.
+    var unpublishedWidgets: Set<String> = []
     /// Stacks whose document entry must be rebuilt, each once (their `touchMark`).
     var stacks: [String] = []
     /// Stacks to re-rank at `now`, each once (their `evaluationPending` flag), in request order.
@@ -85,6 +85,14 @@ extension Engine {
     public mutating func apply(_ commands: [Command], at wall: Instant) throws(APIError) -> Revision {
         guard !commands.isEmpty else {
             throw APIError(.invalidArgument, "a batch needs at least one command", field: "/commands")
+        }
+        if commands.count == 1, case .clockAdvance(let advance) = commands[0], self.canAdvanceClock(advance) {
+            // A lone clock.advance cannot fail once its arguments are checked: it runs on the
+            // engine itself, so advancing a large world does not copy every entity it changes.
+            let results = try self.run(commands, at: wall)
+            let revision = self.finishRevision(results: results)
+            self.settleScheduler()
+            return revision
         }
         var trial = self
         let results = try trial.run(commands, at: wall)

@@ -41,23 +41,36 @@ public struct JSONWriter: Sendable {
             self.bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): self.writeRaw("\\\"")
-            case UInt8(ascii: "\\"): self.writeRaw("\\\\")
-            case 0x0A: self.writeRaw("\\n")
-            case 0x0D: self.writeRaw("\\r")
-            case 0x09: self.writeRaw("\\t")
-            case 0x08: self.writeRaw("\\b")
-            case 0x0C: self.writeRaw("\\f")
-            case 0..<0x20:
-                self.writeRaw("\\u00")
-                self.bytes.append(hexDigit(byte >> 4))
-                self.bytes.append(hexDigit(byte & 0x0F))
-            default: self.bytes.append(byte)
+        // Copy the runs between characters that need an escape whole.
+        var utf8 = string
+        utf8.withUTF8 { buffer in
+            var start = 0
+            for index in 0..<buffer.count {
+                let byte = buffer[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                self.writeEscaped(byte)
+                start = index + 1
             }
+            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
         }
         self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): self.writeRaw("\\\"")
+        case UInt8(ascii: "\\"): self.writeRaw("\\\\")
+        case 0x0A: self.writeRaw("\\n")
+        case 0x0D: self.writeRaw("\\r")
+        case 0x09: self.writeRaw("\\t")
+        case 0x08: self.writeRaw("\\b")
+        case 0x0C: self.writeRaw("\\f")
+        default:
+            self.writeRaw("\\u00")
+            self.bytes.append(hexDigit(byte >> 4))
+            self.bytes.append(hexDigit(byte & 0x0F))
+        }
     }
 
     public mutating func write(array: [JSONValue]) {

@@ -16,6 +16,8 @@ struct Stack: Sendable {
     var ranking: [RankedMember] = []
     /// The last 50 rotations, as the document shows them, oldest first.
     var rotations: [JSONValue] = []
+    /// Rotations ever recorded (so a forecast can tell which of `rotations` are new).
+    var rotationCount = 0
     /// The armed re-evaluation deadline: its instant and sequence.
     var evaluationAt: Instant?
     var evaluationDeadline: UInt64?
@@ -30,6 +32,9 @@ struct Stack: Sendable {
     }
 
     var widgetIDs: [String] { self.members.map(\.widget) }
+
+    /// The widget of a ranking row.
+    func widget(_ row: RankedMember) -> String { self.members[row.position].widget }
 
     func memberIndex(_ widget: String) -> Int? { self.members.firstIndex { $0.widget == widget } }
 }
@@ -64,9 +69,9 @@ struct StackMember: Sendable {
     }
 }
 
-/// One row of a stack's ranking.
+/// One row of a stack's ranking. It names its widget by position in the stack (no string to
+/// copy); the ranking is recomputed whenever the members change.
 struct RankedMember: Sendable, Hashable {
-    var widget: String
     /// The member's position in the stack (ties go to the earlier one).
     var position: Int
     var eligible: Bool
@@ -74,10 +79,10 @@ struct RankedMember: Sendable, Hashable {
     var contributions: FeatureVector
     var score: Double
 
-    var json: JSONValue {
+    func json(widget: String) -> JSONValue {
         let object: JSONObject = [
             "contributions": self.contributions.json, "eligible": .bool(self.eligible),
-            "features": self.features.json, "score": .number(self.score), "widget": .string(self.widget),
+            "features": self.features.json, "score": .number(self.score), "widget": .string(widget),
         ]
         return .object(object)
     }

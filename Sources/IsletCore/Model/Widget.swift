@@ -24,7 +24,7 @@ struct Widget: Sendable {
     var current: Int?
     /// WK-2: content from an earlier timeline still on screen because the new timeline's first
     /// entry is in the future.
-    var held: TimelineEntry?
+    var held: ShownEntry?
     /// When what the widget shows last changed (the `freshness` feature).
     var changedAt: Instant?
     var reload = WidgetReload()
@@ -41,6 +41,10 @@ struct Widget: Sendable {
     var needsRender = true
     /// The revision in progress that last touched the widget (so the change set lists it once).
     var touchMark: UInt64 = 0
+    /// The document members changed since the last revision (their patch operations).
+    var dirty = WidgetMembers()
+    /// Whether the document shows this widget (it did at the end of the last revision).
+    var published = false
 
     init(id: String, app: String, kind: String, family: WidgetFamily) {
         self.id = id
@@ -53,29 +57,104 @@ struct Widget: Sendable {
     var kindKey: String { self.app + "/" + self.kind }
 
     /// The entry on screen: the current one, or the held one; `nil` shows the placeholder.
-    var shownEntry: TimelineEntry? {
-        if let index = self.current { return self.timeline.entries[index] }
+    /// - Complexity: parses the current entry's content.
+    var shownEntry: ShownEntry? {
+        if let index = self.current { return self.timeline.shown(index) }
         return self.held
+    }
+
+    /// The date of the entry on screen (no parsing).
+    var shownDate: Instant? {
+        if let index = self.current { return self.timeline.entries[index].date }
+        return self.held?.date
+    }
+
+    /// The `Link` targets of the entry on screen (no parsing).
+    var shownLinks: JSONObject? {
+        if let index = self.current { return self.timeline.links[index] }
+        return self.held?.links
     }
 }
 
-/// A timeline as `widget.setTimeline` gave it (WK-2, WK-3).
+/// A timeline as `widget.setTimeline` gave it (WK-2, WK-3), stored compactly: each entry's
+/// date and relevance in a small struct, every entry's content as canonical JSON bytes back to
+/// back in one buffer. A 24-entry timeline costs two allocations instead of a JSON tree per
+/// entry; content is parsed again only to render the entry shown or to read the document.
 struct Timeline: Sendable, Hashable {
     /// Sorted by date (equal dates keep their order).
     var entries: [TimelineEntry] = []
+    /// The canonical JSON of every entry's content, back to back (`entries[i].contentEnd` ends
+    /// entry i's).
+    var contents: [UInt8] = []
+    /// WK-9: `Link` targets (id → URL) of the entries that have some, by entry index.
+    var links: [Int: JSONObject] = [:]
     var policy = ReloadPolicy.atEnd
     var setAt: Instant?
+
+    init() {}
+
+    init(_ inputs: [TimelineEntryInput], policy: ReloadPolicy, setAt: Instant?) {
+        var writer = JSONWriter(reservingCapacity: inputs.count * 96)
+        self.entries.reserveCapacity(inputs.count)
+        for (index, input) in inputs.enumerated() {
+            writer.write(object: input.content)
+            self.entries.append(
+                TimelineEntry(
+                    date: input.date, score: input.score ?? .nan, duration: input.duration,
+                    contentEnd: UInt32(writer.bytes.count)))
+            if let links = input.links { self.links[index] = links }
+        }
+        self.contents = writer.bytes
+        self.policy = policy
+        self.setAt = setAt
+    }
+
+    var count: Int { self.entries.count }
+
+    /// The content of entry `index`, parsed from its bytes.
+    /// - Complexity: O(size of that content).
+    func content(at index: Int) -> JSONObject {
+        let start = index == 0 ? 0 : Int(self.entries[index - 1].contentEnd)
+        let bytes = self.contents[start..<Int(self.entries[index].contentEnd)]
+        // The bytes are our own canonical encoding of an object: they always parse.
+        return (try? JSONParser(maxDepth: 1024).parse(bytes))?.objectValue ?? JSONObject()
+    }
+
+    /// Entry `index` with its content, as shown or held.
+    func shown(_ index: Int) -> ShownEntry {
+        let entry = self.entries[index]
+        return ShownEntry(
+            date: entry.date, content: self.content(at: index), score: entry.score, duration: entry.duration,
+            links: self.links[index])
+    }
+
+    /// Entry `index` as the document shows it.
+    func json(_ index: Int) -> JSONValue { self.shown(index).json }
+
+    /// `timeline.entries` of the document.
+    /// - Complexity: O(size of the timeline).
+    var entriesJSON: JSONValue { .array(self.entries.indices.map(self.json)) }
 }
 
-/// One entry of a timeline.
+/// One entry of a timeline, without its content (which is in ``Timeline/contents``).
 struct TimelineEntry: Sendable, Hashable {
     var date: Instant
-    var content: JSONObject
     /// `TimelineEntryRelevance.score`; NaN when the entry has no relevance (not a candidate).
     var score: Double
     /// `TimelineEntryRelevance.duration` in seconds; 0 means the configured default (SS-2).
     var duration: Double
-    /// WK-9: `Link` targets of this entry, id → URL.
+    /// Where this entry's content ends in ``Timeline/contents``.
+    var contentEnd: UInt32
+
+    var hasRelevance: Bool { !self.score.isNaN }
+}
+
+/// An entry with its content: what a widget shows, or holds from an earlier timeline (WK-2).
+struct ShownEntry: Sendable, Hashable {
+    var date: Instant
+    var content: JSONObject
+    var score: Double
+    var duration: Double
     var links: JSONObject?
 
     var hasRelevance: Bool { !self.score.isNaN }
@@ -185,4 +264,36 @@ func hourStart(_ instant: Instant) -> Instant {
 /// The next top of the hour strictly after `instant`.
 func nextHour(after instant: Instant) -> Instant {
     hourStart(instant).adding(milliseconds: millisecondsPerHour)
+}
+
+/// The members of a widget's document entry, as a set of bits: a widget's JSON is not stored in
+/// the document but built from the model when read, and a revision replaces exactly the
+/// members its changes marked.
+struct WidgetMembers: OptionSet, Sendable, Hashable {
+    var rawValue: UInt32
+
+    static let configuration = WidgetMembers(rawValue: 1 << 0)
+    static let current = WidgetMembers(rawValue: 1 << 1)
+    static let device = WidgetMembers(rawValue: 1 << 2)
+    static let family = WidgetMembers(rawValue: 1 << 3)
+    static let placeholder = WidgetMembers(rawValue: 1 << 4)
+    static let presentation = WidgetMembers(rawValue: 1 << 5)
+    static let reload = WidgetMembers(rawValue: 1 << 6)
+    static let render = WidgetMembers(rawValue: 1 << 7)
+    static let size = WidgetMembers(rawValue: 1 << 8)
+    static let stack = WidgetMembers(rawValue: 1 << 9)
+    static let tap = WidgetMembers(rawValue: 1 << 10)
+    static let timeline = WidgetMembers(rawValue: 1 << 11)
+    static let url = WidgetMembers(rawValue: 1 << 12)
+    static let usage = WidgetMembers(rawValue: 1 << 13)
+
+    /// The members that change with what is shown.
+    static let shown: WidgetMembers = [.current, .render, .tap]
+
+    /// Member names, in key order, with their bits.
+    static let names: [(String, WidgetMembers)] = [
+        ("configuration", .configuration), ("current", .current), ("device", .device), ("family", .family),
+        ("placeholder", .placeholder), ("presentation", .presentation), ("reload", .reload), ("render", .render),
+        ("size", .size), ("stack", .stack), ("tap", .tap), ("timeline", .timeline), ("url", .url), ("usage", .usage),
+    ]
 }

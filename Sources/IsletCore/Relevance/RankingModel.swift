@@ -126,9 +126,10 @@ struct RelevanceOverrides: Sendable, Hashable {
 
 /// A step decay on the hour grid: 1 in the hour of `since`, halving at each top of the hour
 /// after it, 0 from the fourth; piecewise constant, so rankings change only at tops of hours.
-func hourlyDecay(since: Instant?, at instant: Instant) -> Double {
-    guard let since, since <= instant else { return 0 }
-    let hours = hourStart(instant).milliseconds(since: hourStart(since)) / millisecondsPerHour
+/// `current` is the start of the hour being evaluated.
+func hourlyDecay(since: Instant?, hourStart current: Instant) -> Double {
+    guard let since, since < current.adding(milliseconds: millisecondsPerHour) else { return 0 }
+    let hours = current.milliseconds(since: hourStart(since)) / millisecondsPerHour
     switch hours {
     case 0: return 1
     case 1: return 0.5

@@ -38,36 +38,38 @@ extension Stack {
         let oldRanking = self.ranking
         var ranking = self.rank(context)
         var unblocksAt: Instant?
+        let topPosition = self.top.flatMap(self.memberIndex)
         if self.members.isEmpty {
             self.top = nil
             self.topSince = nil
         } else if !self.smartRotate {
             self.place(self.members[0].widget, at: now)
-        } else if let top = self.top, let topRow = ranking.first(where: { $0.widget == top }) {
+        } else if let topPosition, let topRow = ranking.first(where: { $0.position == topPosition }) {
             let threshold = topRow.score + context.settings.hysteresis
-            let better = ranking.filter { $0.eligible && $0.widget != top && $0.score > threshold }
-            let capped = better.filter { self.isCapped($0.widget, context.cap) }
-            if let candidate = better.first(where: { !self.isCapped($0.widget, context.cap) }) {
+            var candidate: RankedMember?
+            for row in ranking where row.eligible && row.position != topPosition && row.score > threshold {
+                if self.members[row.position].rotationsToTop.count < context.cap {
+                    if candidate == nil { candidate = row }
+                } else if let oldest = self.members[row.position].rotationsToTop.first {
+                    // SS-5: a better candidate held back by the daily cap is looked at again
+                    // when its oldest rotation leaves the 24-hour window.
+                    let frees = oldest.adding(milliseconds: millisecondsPerDay)
+                    unblocksAt = min(unblocksAt ?? frees, frees)
+                }
+            }
+            if let candidate {
                 let dwellEnds = (self.topSince ?? now).adding(seconds: context.settings.minDwellSeconds)
                 if now >= dwellEnds {
                     self.rotate(to: candidate, from: topRow, at: now)
                     ranking = self.rank(context)
                 } else {
-                    unblocksAt = dwellEnds
+                    unblocksAt = min(unblocksAt ?? dwellEnds, dwellEnds)
                 }
-            }
-            // SS-5: a better candidate held back by the daily cap is looked at again when its
-            // oldest rotation leaves the 24-hour window.
-            for row in capped {
-                guard let member = self.members.first(where: { $0.widget == row.widget }),
-                    let oldest = member.rotationsToTop.first
-                else { continue }
-                let frees = oldest.adding(milliseconds: millisecondsPerDay)
-                unblocksAt = min(unblocksAt ?? frees, frees)
             }
         } else {
             // A new stack, or its top left: the best candidate, else the first widget.
-            self.place(ranking.first { $0.eligible }?.widget ?? self.members[0].widget, at: now)
+            let best = ranking.first { $0.eligible }.map { self.members[$0.position].widget }
+            self.place(best ?? self.members[0].widget, at: now)
             ranking = self.rank(context)
         }
         self.ranking = ranking
@@ -89,37 +91,36 @@ extension Stack {
     /// SS-4: every member's features, contributions and score, best first.
     func rank(_ context: EvaluationContext) -> [RankedMember] {
         let now = context.now
-        let hour = hourOfDay(now)
         let start = hourStart(now)
-        var habits: [Double] = []
-        habits.reserveCapacity(self.members.count)
         var maxHabit = 0.0
-        for member in self.members {
-            let value = member.habit?.value(hour: hour, at: start, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
-            habits.append(value)
-            maxHabit = max(maxHabit, value)
+        var habits: [Double]?
+        if self.members.contains(where: { $0.habit != nil }) {
+            let hour = hourOfDay(now)
+            let values = self.members.map {
+                $0.habit?.value(hour: hour, at: start, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
+            }
+            maxHabit = values.max() ?? 0
+            habits = values
         }
+        let topPosition = self.top.flatMap(self.memberIndex)
         var rows: [RankedMember] = []
         rows.reserveCapacity(self.members.count)
-        for (index, member) in self.members.enumerated() {
+        for index in self.members.indices {
+            let member = self.members[index]
             let eligible = member.isEligible(at: now)
             var features = FeatureVector()
             features.timeline = eligible && member.kindMax > 0 ? min(1, member.score / member.kindMax) : 0
-            features.habit = maxHabit > 0 ? habits[index] / maxHabit : 0
-            features.freshness = hourlyDecay(since: member.changedAt, at: now)
-            features.rotationPenalty = member.widget == self.top ? 0 : hourlyDecay(since: member.leftTopAt, at: now)
+            if let habits, maxHabit > 0 { features.habit = habits[index] / maxHabit }
+            features.freshness = hourlyDecay(since: member.changedAt, hourStart: start)
+            features.rotationPenalty = index == topPosition ? 0 : hourlyDecay(since: member.leftTopAt, hourStart: start)
             let contributions = features.times(context.settings.weights)
             rows.append(
                 RankedMember(
-                    widget: member.widget, position: index, eligible: eligible, features: features,
-                    contributions: contributions, score: contributions.sum))
+                    position: index, eligible: eligible, features: features, contributions: contributions,
+                    score: contributions.sum))
         }
         rows.sort(by: RankedMember.precedes)
         return rows
-    }
-
-    private func isCapped(_ widget: String, _ cap: Int) -> Bool {
-        (self.members.first { $0.widget == widget }?.rotationsToTop.count ?? 0) >= cap
     }
 
     /// Puts a widget on top without counting a rotation (a new stack, smart rotation off, or
@@ -132,15 +133,17 @@ extension Stack {
 
     /// SS-5: a rotation, recorded with the winner's contributions (last 50 kept).
     private mutating func rotate(to winner: RankedMember, from loser: RankedMember, at now: Instant) {
-        if let index = self.memberIndex(loser.widget) { self.members[index].leftTopAt = now }
-        if let index = self.memberIndex(winner.widget) { self.members[index].rotationsToTop.append(now) }
-        self.top = winner.widget
+        self.members[loser.position].leftTopAt = now
+        self.members[winner.position].rotationsToTop.append(now)
+        self.top = self.members[winner.position].widget
         self.topSince = now
         let record: JSONObject = [
-            "at": .string(now.rfc3339), "contributions": winner.contributions.json, "from": .string(loser.widget),
-            "fromScore": .number(loser.score), "score": .number(winner.score), "to": .string(winner.widget),
+            "at": .string(now.rfc3339), "contributions": winner.contributions.json,
+            "from": .string(self.members[loser.position].widget), "fromScore": .number(loser.score),
+            "score": .number(winner.score), "to": .string(self.members[winner.position].widget),
         ]
         self.rotations.append(.object(record))
+        self.rotationCount += 1
         if self.rotations.count > Self.rotationsKept { self.rotations.removeFirst(self.rotations.count - Self.rotationsKept) }
     }
 

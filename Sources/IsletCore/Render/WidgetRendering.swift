@@ -10,21 +10,28 @@ public struct WidgetRenderRequest: Sendable {
     public var family: WidgetFamily
     /// The app's own template for this kind (`template.put` with target `widget:<kind>`).
     public var template: (any CompiledTemplate)?
-    /// `{"widget": {id, kind, family, configuration, size, url}, "content": {...}, "entry":
-    /// {date, relevance, links} | null, "app": {id, name, identity}, "placeholder": bool}`.
-    public var context: JSONValue
+    /// The shown entry's content (the placeholder's when `placeholder`).
+    public var content: JSONObject
     /// The widget shows its placeholder: the engine redacts the text of the result (WK-7).
     public var placeholder: Bool
+    private let makeContext: @Sendable () -> JSONValue
 
     public init(
-        kind: String, family: WidgetFamily, template: (any CompiledTemplate)?, context: JSONValue, placeholder: Bool
+        kind: String, family: WidgetFamily, template: (any CompiledTemplate)?, content: JSONObject, placeholder: Bool,
+        context: @escaping @Sendable () -> JSONValue
     ) {
         self.kind = kind
         self.family = family
         self.template = template
-        self.context = context
+        self.content = content
         self.placeholder = placeholder
+        self.makeContext = context
     }
+
+    /// What a template sees: `{"widget": {id, kind, family, configuration, size, url},
+    /// "content": {...}, "entry": {date, relevance, links} | null, "app": {id, name, identity},
+    /// "placeholder": bool}`. Built when asked (the built-in designs read `content` only).
+    public var context: JSONValue { self.makeContext() }
 }
 
 extension PresentationRenderer {
@@ -40,28 +47,31 @@ extension PresentationRenderer {
 public func defaultWidgetHTML(_ request: WidgetRenderRequest) -> String {
     var html = #"<div class="islet-widget islet-widget-default" data-kind=""#
     html += escapeHTML(request.kind) + #"" data-family=""# + request.family.rawValue + #""><dl>"#
-    for member in request.context["content"]?.objectValue?.members ?? [] {
+    for member in request.content.members {
         html += "<dt>" + escapeHTML(member.key) + "</dt><dd>"
         html += escapeHTML(member.value.stringValue ?? member.value.encodedString) + "</dd>"
     }
     return html + "</dl></div>"
 }
 
-/// Escapes `& < > " '` for HTML text and attribute values.
+/// Escapes `& < > " '` for HTML text and attribute values (as Mustache's `{{value}}` does).
+/// - Complexity: O(n); text without those characters is returned as it is.
 public func escapeHTML(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.utf8.count)
-    for character in text {
-        switch character {
-        case "&": result += "&amp;"
-        case "<": result += "&lt;"
-        case ">": result += "&gt;"
-        case "\"": result += "&quot;"
-        case "'": result += "&#39;"
-        default: result.append(character)
+    let special = text.utf8.contains { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }
+    guard special else { return text }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count + 16)
+    for byte in text.utf8 {
+        switch byte {
+        case 0x26: bytes += "&amp;".utf8
+        case 0x3C: bytes += "&lt;".utf8
+        case 0x3E: bytes += "&gt;".utf8
+        case 0x22: bytes += "&quot;".utf8
+        case 0x27: bytes += "&#39;".utf8
+        default: bytes.append(byte)
         }
     }
-    return result
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// WK-7: a placeholder shows shapes, not text. Every run of text outside tags becomes an empty

@@ -108,15 +108,13 @@ extension Engine {
         self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
+        var cache = WidgetRenderCache()
         for id in self.widgets.keys.sorted() {
-            let html = self.renderWidget(self.widgets[id]!)
+            let html = self.renderWidget(self.widgets[id]!, cache: &cache)
             self.widgets[id]?.html = html
             self.widgets[id]?.needsRender = false
         }
-        for (id, widget) in self.widgets {
-            self.document[.widgets, id] = self.widgetJSON(widget)
-            self.document.widgetEntries[id] = widget.timeline.entries
-        }
+        for id in self.widgets.keys { self.widgets.modifyExisting(id) { $0.published = true } }
         for (id, stack) in self.stacks { self.document[.stacks, id] = self.stackJSON(stack) }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }

@@ -19,7 +19,7 @@ func snapshotJSON(_ widget: Widget) -> JSONValue {
         "configuration": .object(widget.configuration), "placeholder": .object(widget.placeholder),
         "url": widget.url.map(JSONValue.string) ?? .null, "stack": widget.stack.map(JSONValue.string) ?? .null,
         "timeline": [
-            "entries": .array(widget.timeline.entries.map(\.json)), "policy": widget.timeline.policy.json,
+            "entries": widget.timeline.entriesJSON, "policy": widget.timeline.policy.json,
             "setAt": date(widget.timeline.setAt),
         ],
         "current": widget.current.map { .number(Double($0)) } ?? .null, "held": widget.held?.json ?? .null,
@@ -46,7 +46,7 @@ func snapshotJSON(_ stack: Stack) -> JSONValue {
         ]
     }
     let ranking: [JSONValue] = stack.ranking.map { row in
-        guard case .object(var object) = row.json else { return row.json }
+        guard case .object(var object) = row.json(widget: stack.widget(row)) else { return .null }
         object["position"] = .number(Double(row.position))
         return .object(object)
     }
@@ -55,7 +55,7 @@ func snapshotJSON(_ stack: Stack) -> JSONValue {
         "smartRotate": .bool(stack.smartRotate), "suggestions": .bool(stack.suggestions),
         "overrides": stack.overrides.json, "members": .array(members), "top": stack.top.map(JSONValue.string) ?? .null,
         "topSince": date(stack.topSince), "ranking": .array(ranking), "rotations": .array(stack.rotations),
-        "evaluationAt": date(stack.evaluationAt), "evaluationDeadline": stack.evaluationDeadline.map(number) ?? .null,
+        "rotationCount": .number(Double(stack.rotationCount)), "evaluationAt": date(stack.evaluationAt), "evaluationDeadline": stack.evaluationDeadline.map(number) ?? .null,
     ]
     return .object(object)
 }
@@ -71,11 +71,15 @@ func restoreWidget(_ reader: SnapshotReader) throws(APIError) -> Widget {
     widget.stack = try reader.optionalString("stack")
     let timeline = try reader.nested("timeline")
     widget.timeline = Timeline(
-        entries: try timeline.array("entries", restoreEntry), policy: try restorePolicy(try timeline.value("policy"), timeline),
+        try timeline.array("entries", restoreEntry), policy: try restorePolicy(try timeline.value("policy"), timeline),
         setAt: try timeline.optionalInstant("setAt"))
     widget.current = try reader.optionalCount("current").map { Int($0) }
-    if let index = widget.current, index >= widget.timeline.entries.count { throw reader.fail("current") }
-    widget.held = try reader.optionalNested("held").map(restoreEntry)
+    if let index = widget.current, index >= widget.timeline.count { throw reader.fail("current") }
+    widget.held = try reader.optionalNested("held").map(restoreEntry).map { input in
+        ShownEntry(
+            date: input.date, content: input.content, score: input.score ?? .nan, duration: input.duration,
+            links: input.links)
+    }
     widget.changedAt = try reader.optionalInstant("changedAt")
     let reload = try reader.nested("reload")
     widget.reload.pending = try reload.bool("pending")
@@ -105,9 +109,9 @@ func restoreWidget(_ reader: SnapshotReader) throws(APIError) -> Widget {
     return widget
 }
 
-private func restoreEntry(_ reader: SnapshotReader) throws(APIError) -> TimelineEntry {
-    var entry = TimelineEntry(
-        date: try reader.instant("date"), content: try reader.objectMember("content"), score: .nan, duration: 0,
+private func restoreEntry(_ reader: SnapshotReader) throws(APIError) -> TimelineEntryInput {
+    var entry = TimelineEntryInput(
+        date: try reader.instant("date"), content: try reader.objectMember("content"), score: nil, duration: 0,
         links: nil)
     if let relevance = try reader.optionalNested("relevance") {
         entry.score = try relevance.double("score")
@@ -148,12 +152,13 @@ func restoreStack(_ reader: SnapshotReader) throws(APIError) -> Stack {
     stack.topSince = try reader.optionalInstant("topSince")
     stack.ranking = try reader.array("ranking") { row throws(APIError) in
         RankedMember(
-            widget: try row.string("widget"), position: Int(try row.count("position")), eligible: try row.bool("eligible"),
+            position: Int(try row.count("position")), eligible: try row.bool("eligible"),
             features: try restoreVector(try row.nested("features")),
             contributions: try restoreVector(try row.nested("contributions")), score: try row.double("score"))
     }
     guard let rotations = try reader.value("rotations").arrayValue else { throw reader.fail("rotations") }
     stack.rotations = rotations
+    stack.rotationCount = Int(try reader.count("rotationCount"))
     stack.evaluationAt = try reader.optionalInstant("evaluationAt")
     stack.evaluationDeadline = try reader.optionalCount("evaluationDeadline")
     return stack
