@@ -19,10 +19,10 @@ extension Engine {
         case .budgetReset(let app, let kind): return self.apps[app]?.budget(kind).resetDeadline == sequence
         case .deferredDelivery(let app):
             return self.apps[app]?.deferred.contains { $0.deadline == sequence } ?? false
-        case .widgetEntry(let id): return self.widgets[id]?.entryDeadline == sequence
-        case .widgetReload(let id): return self.widgets[id]?.reload.scheduled?.deadline == sequence
-        case .widgetChargeExpiry(let id): return self.widgets[id]?.reload.chargeExpiryDeadline == sequence
-        case .stackEvaluation(let id): return self.stacks[id]?.evaluationDeadline == sequence
+        case .widgetEntry(let slot): return self.widgets[slot: slot]?.entryDeadline == sequence
+        case .widgetReload(let slot): return self.widgets[slot: slot]?.reload.scheduled?.deadline == sequence
+        case .widgetChargeExpiry(let slot): return self.widgets[slot: slot]?.reload.chargeExpiryDeadline == sequence
+        case .stackEvaluation(let slot): return self.stacks[slot: slot]?.evaluationDeadline == sequence
         }
     }
 
@@ -30,11 +30,11 @@ extension Engine {
     /// the most frequent deadlines, check and apply in one lookup of their widget.
     mutating func fireIfLive(_ deadline: Deadline) -> Bool {
         switch deadline.kind {
-        case .widgetEntry(let id):
-            return self.advanceWidget(id, sequence: deadline.sequence, at: deadline.at)
-        case .stackEvaluation(let id):
+        case .widgetEntry(let slot):
+            return self.advanceWidget(slot, sequence: deadline.sequence, at: deadline.at)
+        case .stackEvaluation(let slot):
             let sequence = deadline.sequence
-            let newlyPending = self.stacks.modifyExisting(id) { stack -> Bool? in
+            let newlyPending = self.stacks.modify(slot: slot) { stack -> Bool? in
                 guard stack.evaluationDeadline == sequence else { return nil }
                 stack.evaluationDeadline = nil
                 stack.evaluationAt = nil
@@ -44,7 +44,7 @@ extension Engine {
             }
             guard let newlyPending = newlyPending ?? nil else { return false }
             self.now = max(self.now, deadline.at)
-            if newlyPending { self.changes.evaluations.append(id) }
+            if newlyPending { self.changes.evaluations.append(slot) }
             return true
         default:
             break
@@ -80,18 +80,18 @@ extension Engine {
             self.resetBudget(app, kind)
         case .deferredDelivery(let app):
             self.deliverDeferred(app, sequence: deadline.sequence)
-        case .widgetEntry(let id):
-            self.advanceWidget(id, sequence: deadline.sequence, at: deadline.at)
-        case .widgetReload(let id):
-            self.scheduledReloadFalls(due: id)
-        case .widgetChargeExpiry(let id):
-            self.expireCharges(of: id)
-        case .stackEvaluation(let id):
-            self.stacks.modifyExisting(id) { stack in
+        case .widgetEntry(let slot):
+            self.advanceWidget(slot, sequence: deadline.sequence, at: deadline.at)
+        case .widgetReload(let slot):
+            self.scheduledReloadFalls(due: slot)
+        case .widgetChargeExpiry(let slot):
+            self.expireCharges(of: slot)
+        case .stackEvaluation(let slot):
+            self.stacks.modify(slot: slot) { stack in
                 stack.evaluationDeadline = nil
                 stack.evaluationAt = nil
             }
-            self.requestEvaluation(of: id)
+            self.requestEvaluation(of: slot)
         }
     }
 }

@@ -10,23 +10,23 @@ extension Engine {
         for id in ids { self.evaluateStack(id) }
     }
 
-    /// - Complexity: O(log n) for the stack and its ≤ 10 members; reads no widget.
-    private mutating func evaluateStack(_ id: String) {
+    /// - Complexity: O(1) for the stack (by slot) and its ≤ 10 members; reads no widget.
+    private mutating func evaluateStack(_ slot: Int32) {
         let context = Stack.EvaluationContext(
             now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
             habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000,
             nextSequence: self.scheduler.nextSequence, mark: self.revisionMark)
-        let result = self.stacks.modifyExisting(id) { slot -> (Stack.EvaluationOutcome, String) in
-            slot.evaluationPending = false
+        let result = self.stacks.modify(slot: slot) { stack -> (Stack.EvaluationOutcome, String, String) in
+            stack.evaluationPending = false
             var local = context
-            if !slot.overrides.isEmpty { local.settings = context.settings.applying(slot.overrides) }
-            return (slot.evaluate(local), slot.device)
+            if !stack.overrides.isEmpty { local.settings = context.settings.applying(stack.overrides) }
+            return (stack.evaluate(local), stack.id, stack.device)
         }
-        guard let (outcome, device) = result else { return }
+        guard let (outcome, id, device) = result else { return }
         if outcome.newlyTouched { self.changes.stacks.append(id) }
         if outcome.topChanged { self.changes.devices.insert(device) }
         if let at = outcome.schedule {
-            let sequence = self.scheduler.schedule(.stackEvaluation(stack: id), at: at)
+            let sequence = self.scheduler.schedule(.stackEvaluation(stack: slot), at: at)
             precondition(sequence == context.nextSequence, "the evaluation deadline's sequence was predicted")
         }
     }

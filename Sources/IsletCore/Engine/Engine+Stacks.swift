@@ -27,19 +27,27 @@ extension Engine {
         if let smartRotate = upsert.smartRotate { stack.smartRotate = smartRotate }
         if let suggestions = upsert.suggestions { stack.suggestions = suggestions }
         let old = stack.widgetIDs
-        stack.members = ids.map { id in stack.members.first { $0.widget == id } ?? StackMember(widget: id) }
+        let members = ids.map { id in
+            stack.members.first { $0.widget == id } ?? StackMember(widget: id, slot: self.widgets.slot(of: id)!)
+        }
+        stack.members = members
         self.stacks[stack.id] = stack
+        let stackSlot = self.stacks.slot(of: stack.id)!
         if existing == nil { self.devices[device]?.homeStacks.append(stack.id) }
         for id in old where !ids.contains(id) { self.leaveStack(id, device: device) }
         for id in ids where !old.contains(id) {
-            self.widgets.modifyExisting(id) { $0.stack = stack.id }
+            let stackID = stack.id
+            self.widgets.modifyExisting(id) { widget in
+                widget.stack = stackID
+                widget.stackSlot = stackSlot
+            }
             self.devices[device]?.homeWidgets.removeAll { $0 == id }
             self.touchWidget(id, .stack, render: false)
         }
         for id in ids { self.refreshMember(id) }
         self.changes.devices.insert(device)
         self.touchStack(stack.id)
-        self.requestEvaluation(of: stack.id)
+        self.requestEvaluation(of: stackSlot)
         return [:]
     }
 
@@ -80,17 +88,25 @@ extension Engine {
 
     /// Takes a widget out of its stack (it is being deleted).
     mutating func removeMember(_ widget: String, from stack: String) {
-        self.stacks[stack]?.members.removeAll { $0.widget == widget }
-        self.widgets.modifyExisting(widget) { $0.stack = nil }
-        if let device = self.stacks[stack]?.device { self.changes.devices.insert(device) }
+        guard let stackSlot = self.stacks.slot(of: stack) else { return }
+        let device = self.stacks.modify(slot: stackSlot) { stack in
+            stack.members.removeAll { $0.widget == widget }
+            return stack.device
+        }
+        self.widgets.modifyExisting(widget) { widget in
+            widget.stack = nil
+            widget.stackSlot = -1
+        }
+        if let device { self.changes.devices.insert(device) }
         self.touchStack(stack)
-        self.requestEvaluation(of: stack)
+        self.requestEvaluation(of: stackSlot)
     }
 
     /// A widget taken out of a stack goes back to the Home Screen of its device.
     private mutating func leaveStack(_ id: String, device: String) {
         guard let placedOn = self.widgets.modifyExisting(id, { widget -> String? in
             widget.stack = nil
+            widget.stackSlot = -1
             return widget.device
         }) else { return }
         if self.devices[device] != nil, placedOn == device { self.devices[device]?.homeWidgets.append(id) }
@@ -99,11 +115,13 @@ extension Engine {
 
     /// Copies everything ranking needs from a widget into its stack's member row.
     mutating func refreshMember(_ id: String) {
-        guard let widget = self.widgets[id], let stack = widget.stack else { return }
+        guard let slot = self.widgets.slot(of: id), let widget = self.widgets[slot: slot], widget.stackSlot >= 0 else {
+            return
+        }
         let relevance = widget.relevance(untilNextEntry: self.configuration.relevanceZeroDuration == "untilNextEntry")
         let kindMax = self.kindMaxScores[widget.kindKey] ?? 0
         let habit = widget.habit
-        self.updateMember(id, of: stack) { member in
+        self.updateMember(slot, of: widget.stackSlot) { member in
             member.apply(relevance)
             member.kindMax = kindMax
             member.habit = habit
@@ -111,10 +129,10 @@ extension Engine {
     }
 
     /// Changes one member row in place and asks for the stack to be re-ranked at `now`.
-    /// - Complexity: O(log n) for the stack, plus its ≤ 10 members.
-    mutating func updateMember(_ widget: String, of stack: String, _ change: (inout StackMember) -> Void) {
-        let newlyPending = self.stacks.modifyExisting(stack) { slot -> Bool in
-            guard let index = slot.memberIndex(widget) else { return false }
+    /// - Complexity: O(1) for the stack (by slot), plus its ≤ 10 members.
+    mutating func updateMember(_ widget: Int32, of stack: Int32, _ change: (inout StackMember) -> Void) {
+        let newlyPending = self.stacks.modify(slot: stack) { slot -> Bool in
+            guard let index = slot.members.firstIndex(where: { $0.widgetSlot == widget }) else { return false }
             change(&slot.members[index])
             guard !slot.evaluationPending else { return false }
             slot.evaluationPending = true
@@ -124,13 +142,18 @@ extension Engine {
     }
 
     /// Asks for a stack to be re-ranked at `now` (once, however often it is asked).
-    mutating func requestEvaluation(of stack: String) {
-        let newlyPending = self.stacks.modifyExisting(stack) { slot -> Bool in
+    mutating func requestEvaluation(of stack: Int32) {
+        let newlyPending = self.stacks.modify(slot: stack) { slot -> Bool in
             guard !slot.evaluationPending else { return false }
             slot.evaluationPending = true
             return true
         }
         if newlyPending == true { self.changes.evaluations.append(stack) }
+    }
+
+    /// Asks for the stack `id` to be re-ranked at `now`.
+    mutating func requestEvaluation(of id: String) {
+        if let slot = self.stacks.slot(of: id) { self.requestEvaluation(of: slot) }
     }
 
     /// Lists a stack in the change set (once).

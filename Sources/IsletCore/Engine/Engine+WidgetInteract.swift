@@ -31,7 +31,9 @@ extension Engine {
         widget.habit = habit
         widget.dirty.insert(.usage)
         self.commit(widget)
-        if let stack = widget.stack { self.updateMember(widget.id, of: stack) { $0.habit = habit } }
+        if widget.stackSlot >= 0, let slot = self.widgets.slot(of: widget.id) {
+            self.updateMember(slot, of: widget.stackSlot) { $0.habit = habit }
+        }
         if interaction.action == .control {
             // WK-9: an interaction with a control guarantees a timeline reload, budget-free.
             result["reloadAt"] = date(self.requestReload(widget.id, reason: "intent", notBefore: self.now))

@@ -51,7 +51,7 @@ extension Engine {
         if earliest <= self.now {
             self.perform(&widget, reason: reason, charged: true)
         } else {
-            let sequence = self.scheduler.schedule(.widgetReload(widget: id), at: earliest)
+            let sequence = self.scheduler.schedule(.widgetReload(widget: self.widgets.slot(of: id)!), at: earliest)
             widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
             widget.dirty.insert(.reload)
         }
@@ -77,12 +77,12 @@ extension Engine {
 
     /// A widget's waiting reload falls due: it happens now, or waits again if a free reload in
     /// between moved the spacing or the budget on.
-    mutating func scheduledReloadFalls(due id: String) {
-        guard var widget = self.widgets[id], let waiting = widget.reload.scheduled else { return }
+    mutating func scheduledReloadFalls(due slot: Int32) {
+        guard var widget = self.widgets[slot: slot], let waiting = widget.reload.scheduled else { return }
         widget.reload.scheduled = nil
         widget.dirty.insert(.reload)
         if let earliest = self.earliestChargedReload(widget, notBefore: self.now), earliest > self.now {
-            let sequence = self.scheduler.schedule(.widgetReload(widget: id), at: earliest)
+            let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
             widget.reload.scheduled = ScheduledReload(
                 at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
         } else {
@@ -112,12 +112,12 @@ extension Engine {
             return
         }
         widget.reload.chargeExpiryDeadline = self.scheduler.schedule(
-            .widgetChargeExpiry(widget: widget.id), at: oldest.adding(milliseconds: millisecondsPerDay))
+            .widgetChargeExpiry(widget: self.widgets.slot(of: widget.id)!), at: oldest.adding(milliseconds: millisecondsPerDay))
     }
 
     /// WK-4: charges older than 24 h leave the window (and `budget.used`).
-    mutating func expireCharges(of id: String) {
-        guard var widget = self.widgets[id] else { return }
+    mutating func expireCharges(of slot: Int32) {
+        guard var widget = self.widgets[slot: slot] else { return }
         let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
         widget.reload.charges.removeAll { $0 <= cutoff }
         widget.dirty.insert(.reload)

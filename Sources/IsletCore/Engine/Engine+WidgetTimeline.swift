@@ -33,9 +33,11 @@ extension Engine {
         widget.reload.pending = false
         widget.reload.pendingSince = nil
         widget.reload.scheduled = nil
-        widget.entryDeadline = self.armEntryDeadline(widget)
         widget.dirty.formUnion([.timeline, .reload, .current, .tap])
         self.commit(widget)
+        let slot = self.widgets.slot(of: widget.id)!
+        let entryDeadline = self.armEntryDeadline(widget, slot: slot)
+        self.widgets.modify(slot: slot) { $0.entryDeadline = entryDeadline }
         self.raiseKindMax(widget.kindKey, to: widget.timeline.entries.reduce(0) { $1.score > $0 ? $1.score : $0 })
         if let due = self.policyReloadInstant(widget.timeline) {
             _ = self.requestReload(widget.id, reason: "policy", notBefore: due)
@@ -45,10 +47,10 @@ extension Engine {
     }
 
     /// Schedules the next entry of a widget's timeline; returns the deadline's sequence.
-    private mutating func armEntryDeadline(_ widget: Widget) -> UInt64? {
+    private mutating func armEntryDeadline(_ widget: Widget, slot: Int32) -> UInt64? {
         let next = (widget.current ?? -1) + 1
         guard next < widget.timeline.entries.count else { return nil }
-        return self.scheduler.schedule(.widgetEntry(widget: widget.id), at: widget.timeline.entries[next].date)
+        return self.scheduler.schedule(.widgetEntry(widget: slot), at: widget.timeline.entries[next].date)
     }
 
     /// WK-3: when the timeline's policy asks for a reload. `atEnd`: when the last entry's date
@@ -72,24 +74,24 @@ extension Engine {
     /// - Returns: `false` when the deadline was cancelled or superseded.
     /// - Complexity: O(log n) for the widget and its stack; no rendering, no JSON.
     @discardableResult
-    mutating func advanceWidget(_ id: String, sequence: UInt64, at instant: Instant) -> Bool {
+    mutating func advanceWidget(_ slot: Int32, sequence: UInt64, at instant: Instant) -> Bool {
         let mark = self.revisionMark
         let nextSequence = self.scheduler.nextSequence
         let untilNextEntry = self.configuration.relevanceZeroDuration == "untilNextEntry"
-        let step = self.widgets.modifyExisting(id) { widget -> EntryStep? in
+        let step = self.widgets.modify(slot: slot) { widget -> EntryStep? in
             guard widget.entryDeadline == sequence else { return nil }
             return widget.showEntry(at: instant, mark: mark, nextSequence: nextSequence, untilNextEntry: untilNextEntry)
         }
         guard let step = step ?? nil else { return false }
         self.now = max(self.now, instant)
-        if step.newlyTouched { self.changes.widgets.append(id) }
+        if let id = step.newlyTouched { self.changes.widgets.append(id) }
         if let next = step.nextDate {
-            let sequence = self.scheduler.schedule(.widgetEntry(widget: id), at: next)
+            let sequence = self.scheduler.schedule(.widgetEntry(widget: slot), at: next)
             precondition(sequence == nextSequence, "the entry deadline's sequence was predicted")
         }
-        if let stack = step.stack {
+        if step.stack >= 0 {
             let relevance = step.relevance
-            self.updateMember(id, of: stack) { $0.apply(relevance) }
+            self.updateMember(slot, of: step.stack) { $0.apply(relevance) }
         }
         return true
     }
@@ -100,17 +102,21 @@ extension Engine {
         guard score > (self.kindMaxScores[key] ?? 0) else { return }
         self.kindMaxScores[key] = score
         for id in (self.kindWidgets[key] ?? []).sorted() {
-            guard let stack = self.widgets[id]?.stack else { continue }
-            self.updateMember(id, of: stack) { $0.kindMax = score }
+            guard let slot = self.widgets.slot(of: id), let stack = self.widgets[slot: slot]?.stackSlot, stack >= 0 else {
+                continue
+            }
+            self.updateMember(slot, of: stack) { $0.kindMax = score }
         }
     }
 }
 
 /// What an entry transition tells the engine to do next.
 struct EntryStep {
-    var newlyTouched: Bool
+    /// The widget's id when this is its first change in the revision.
+    var newlyTouched: String?
     var nextDate: Instant?
-    var stack: String?
+    /// The slot of the widget's stack, or -1.
+    var stack: Int32
     var relevance: MemberRelevance
 }
 
@@ -142,7 +148,7 @@ extension Widget {
         self.needsRender = true
         self.dirty.insert(.current)
         if linksChanged { self.dirty.insert(.tap) }
-        let newlyTouched = self.touchMark != mark
+        let newlyTouched = self.touchMark != mark ? self.id : nil
         self.touchMark = mark
         var nextDate: Instant?
         if index + 1 < entries.count {
@@ -152,7 +158,7 @@ extension Widget {
             self.entryDeadline = nil
         }
         return EntryStep(
-            newlyTouched: newlyTouched, nextDate: nextDate, stack: self.stack,
+            newlyTouched: newlyTouched, nextDate: nextDate, stack: self.stackSlot,
             relevance: self.relevance(untilNextEntry: untilNextEntry))
     }
 

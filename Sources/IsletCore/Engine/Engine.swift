@@ -24,8 +24,8 @@ public struct Engine: Sendable {
     var devices: TreeDictionary<String, Device> = [:]
     var apps: TreeDictionary<String, App> = [:]
     var activities: TreeDictionary<String, Activity> = [:]
-    var widgets: TreeDictionary<String, Widget> = [:]
-    var stacks: TreeDictionary<String, Stack> = [:]
+    var widgets = EntityTable<Widget>()
+    var stacks = EntityTable<Stack>()
     /// `/relevance`: the global ranking weights, hysteresis and dwell (SS-4, SS-5).
     var relevance = RelevanceSettings.defaults
     /// SS-3: the highest relevance score each app and kind (`app/kind`) ever sent.
@@ -186,39 +186,4 @@ extension TreeDictionary {
         guard self.index(forKey: key) != nil else { return nil }
         return self.updateValue(forKey: key, default: { () -> Value in preconditionFailure("present") }()) { body(&$0) }
     }
-}
-
-/// An entity with a stand-in value for "absent", so that changing it in place takes one walk of
-/// its map: a missing key gets the stand-in for a moment, which is removed again.
-protocol HasAbsentValue {
-    static var absent: Self { get }
-    var isAbsent: Bool { get }
-}
-
-extension TreeDictionary where Value: HasAbsentValue {
-    /// ``modifyExisting(_:_:)`` in one walk of the tree.
-    /// - Complexity: O(log n).
-    @inline(__always)
-    mutating func modifyExisting<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
-        var missing = false
-        let result = self.updateValue(forKey: key, default: Value.absent) { value -> R? in
-            if value.isAbsent {
-                missing = true
-                return nil
-            }
-            return body(&value)
-        }
-        if missing { self.removeValue(forKey: key) }
-        return result
-    }
-}
-
-extension Widget: HasAbsentValue {
-    static var absent: Widget { Widget(id: "", app: "", kind: "", family: .systemSmall) }
-    var isAbsent: Bool { self.id.isEmpty }
-}
-
-extension Stack: HasAbsentValue {
-    static var absent: Stack { Stack(id: "", device: "", family: .systemSmall) }
-    var isAbsent: Bool { self.id.isEmpty }
 }

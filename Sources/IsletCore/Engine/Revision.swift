@@ -45,8 +45,9 @@ struct ChangeSet: Sendable {
     var unpublishedWidgets: Set<String> = []
     /// Stacks whose document entry must be rebuilt, each once (their `touchMark`).
     var stacks: [String] = []
-    /// Stacks to re-rank at `now`, each once (their `evaluationPending` flag), in request order.
-    var evaluations: [String] = []
+    /// Stacks (slots) to re-rank at `now`, each once (their `evaluationPending` flag), in
+    /// request order.
+    var evaluations: [Int32] = []
     /// `/relevance` changed.
     var relevance = false
 

@@ -45,6 +45,8 @@ struct Stack: Sendable {
 /// whenever the widget changes; `leftTopAt` and `rotationsToTop` belong to the stack.
 struct StackMember: Sendable {
     var widget: String
+    /// The widget's slot in the engine's table.
+    var widgetSlot: Int32
     /// The shown entry's relevance score; NaN when there is none.
     var score = Double.nan
     /// SS-2: the current entry is a candidate in `[eligibleFrom, eligibleUntil)`.
@@ -59,8 +61,9 @@ struct StackMember: Sendable {
     /// SS-5: when it was rotated to the top in the last 24 h, oldest first.
     var rotationsToTop: [Instant] = []
 
-    init(widget: String) {
+    init(widget: String, slot: Int32) {
         self.widget = widget
+        self.widgetSlot = slot
     }
 
     /// SS-2: whether the member is a rotation candidate at `instant`.

@@ -16,8 +16,9 @@ struct Widget: Sendable {
     var placeholder = JSONObject()
     /// WK-9: the widget URL (`widgetURL`); `nil` opens the app with the kind and family.
     var url: String?
-    /// The stack the widget belongs to, if any (SS-1).
+    /// The stack the widget belongs to, if any (SS-1), and its slot (-1: none).
     var stack: String?
+    var stackSlot: Int32 = -1
 
     var timeline = Timeline()
     /// WK-2: the index of the entry shown, `nil` before the first entry's date.

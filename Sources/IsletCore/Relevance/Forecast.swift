@@ -200,12 +200,13 @@ extension Engine {
     public func forecast(stack id: String, _ request: ForecastRequest = ForecastRequest()) throws(APIError) -> Forecast {
         guard let stack = self.stacks[id] else { throw APIError(.notFound, "no stack \"\(id)\"") }
         var copy = self
-        let members = Set(stack.widgetIDs)
+        let members = Set(stack.members.map(\.widgetSlot))
+        let stackSlot = self.stacks.slot(of: id)!
         copy.scheduler = self.scheduler.keeping { deadline in
             switch deadline.kind {
             case .widgetEntry(let widget), .widgetReload(let widget), .widgetChargeExpiry(let widget):
                 return members.contains(widget)
-            case .stackEvaluation(let other): return other == id
+            case .stackEvaluation(let other): return other == stackSlot
             default: return false
             }
         }

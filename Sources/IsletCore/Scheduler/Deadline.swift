@@ -37,14 +37,15 @@ public enum DeadlineKind: Sendable, Hashable {
     case budgetReset(app: String, budget: BudgetKind)
     /// A deferred low-priority push is delivered (LA-11).
     case deferredDelivery(app: String)
-    /// A widget's next timeline entry becomes current (WK-2).
-    case widgetEntry(widget: String)
+    /// A widget's next timeline entry becomes current (WK-2). Widgets and stacks are named by
+    /// their slot in the engine's tables (snapshots name them by id).
+    case widgetEntry(widget: Int32)
     /// A widget's scheduled reload falls due (WK-3 … WK-6).
-    case widgetReload(widget: String)
+    case widgetReload(widget: Int32)
     /// A widget's oldest charged reload leaves the 24-hour window (WK-4).
-    case widgetChargeExpiry(widget: String)
+    case widgetChargeExpiry(widget: Int32)
     /// A stack's ranking may change by itself (hour of day, eligibility window, dwell, cap).
-    case stackEvaluation(stack: String)
+    case stackEvaluation(stack: Int32)
 
     /// The stable wire name used in snapshots.
     var name: String {

@@ -40,7 +40,9 @@ extension Engine {
         for widget in try root.array("widgets", restoreWidget) { try self.restore(widget) }
         for stack in try root.array("stacks", restoreStack) { try self.restore(stack) }
         try self.restoreTemplates(root)
-        let deadlines = try root.array("deadlines", restoreDeadline)
+        let deadlines = try root.array("deadlines") { reader throws(APIError) in
+            try restoreDeadline(reader) { id, widget in widget ? self.widgets.slot(of: id) : self.stacks.slot(of: id) }
+        }
         self.scheduler = DeadlineScheduler(deadlines: deadlines, nextSequence: try counters.count("nextSequence"))
         self.rebuildDocument()
     }
@@ -71,15 +73,23 @@ extension Engine {
     private mutating func restore(_ stack: Stack) throws(APIError) {
         var stack = stack
         let untilNextEntry = self.configuration.relevanceZeroDuration == "untilNextEntry"
+        guard stack.ranking.allSatisfy({ $0.position < stack.members.count }) else {
+            throw APIError(.invalidArgument, "snapshot: stack \(stack.id) ranks a widget it does not hold")
+        }
         for index in stack.members.indices {
-            guard let widget = self.widgets[stack.members[index].widget], widget.stack == stack.id else {
+            guard let slot = self.widgets.slot(of: stack.members[index].widget), let widget = self.widgets[slot: slot],
+                widget.stack == stack.id
+            else {
                 throw APIError(.invalidArgument, "snapshot: stack \(stack.id) names a widget that is not in it")
             }
+            stack.members[index].widgetSlot = slot
             stack.members[index].apply(widget.relevance(untilNextEntry: untilNextEntry))
             stack.members[index].kindMax = self.kindMaxScores[widget.kindKey] ?? 0
             stack.members[index].habit = widget.habit
         }
         self.stacks[stack.id] = stack
+        let stackSlot = self.stacks.slot(of: stack.id)!
+        for member in stack.members { self.widgets.modify(slot: member.widgetSlot) { $0.stackSlot = stackSlot } }
     }
 
     private mutating func restoreTemplates(_ root: SnapshotReader) throws(APIError) {
@@ -115,7 +125,7 @@ extension Engine {
             self.widgets[id]?.needsRender = false
         }
         for id in self.widgets.keys { self.widgets.modifyExisting(id) { $0.published = true } }
-        for (id, stack) in self.stacks { self.document[.stacks, id] = self.stackJSON(stack) }
+        for id in self.stacks.keys { self.document[.stacks, id] = self.stackJSON(self.stacks[id]!) }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)

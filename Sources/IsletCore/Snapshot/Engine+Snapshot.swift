@@ -39,7 +39,7 @@ extension Engine {
                         "source": .string(self.templates[key]!.source),
                     ]
                 }),
-            "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(snapshotJSON)),
+            "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(self.deadlineSnapshot)),
             "widgets": .array(self.widgets.keys.sorted().map { snapshotJSON(self.widgets[$0]!) }),
             "stacks": .array(self.stacks.keys.sorted().map { snapshotJSON(self.stacks[$0]!) }),
             "relevance": .object(JSONObject(self.relevance.entries)),
@@ -127,6 +127,21 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
     ]
 }
 
+extension Engine {
+    /// A deadline as snapshots hold it: widgets and stacks by id (slots are not kept).
+    func deadlineSnapshot(_ deadline: Deadline) -> JSONValue {
+        var json = snapshotJSON(deadline)
+        switch deadline.kind {
+        case .widgetEntry(let slot), .widgetReload(let slot), .widgetChargeExpiry(let slot):
+            try? json.set(.string(self.widgets[slot: slot]?.id ?? ""), at: "/widget")
+        case .stackEvaluation(let slot):
+            try? json.set(.string(self.stacks[slot: slot]?.id ?? ""), at: "/stack")
+        default: break
+        }
+        return json
+    }
+}
+
 func snapshotJSON(_ deadline: Deadline) -> JSONValue {
     var object: JSONObject = [
         "at": .string(deadline.at.rfc3339), "sequence": number(deadline.sequence), "kind": .string(deadline.kind.name),
@@ -142,10 +157,8 @@ func snapshotJSON(_ deadline: Deadline) -> JSONValue {
         object["budget"] = .string(budget.rawValue)
     case .deferredDelivery(let app):
         object["app"] = .string(app)
-    case .widgetEntry(let id), .widgetReload(let id), .widgetChargeExpiry(let id):
-        object["widget"] = .string(id)
-    case .stackEvaluation(let id):
-        object["stack"] = .string(id)
+    case .widgetEntry, .widgetReload, .widgetChargeExpiry, .stackEvaluation:
+        break
     }
     return .object(object)
 }

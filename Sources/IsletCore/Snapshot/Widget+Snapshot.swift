@@ -140,7 +140,7 @@ func restoreStack(_ reader: SnapshotReader) throws(APIError) -> Stack {
     stack.suggestions = try reader.bool("suggestions")
     stack.overrides = try restoreOverrides(try reader.nested("overrides"))
     stack.members = try reader.array("members") { member throws(APIError) in
-        var row = StackMember(widget: try member.string("widget"))
+        var row = StackMember(widget: try member.string("widget"), slot: -1)
         row.leftTopAt = try member.optionalInstant("leftTopAt")
         row.rotationsToTop = try member.strings("rotationsToTop").map { text throws(APIError) in
             guard let instant = try? Instant(rfc3339: text) else { throw member.fail("rotationsToTop") }
