@@ -6,7 +6,6 @@ extension Engine {
     mutating func finishRevision(results: [JSONValue]) -> Revision {
         self.rev += 1
         self.renderTouched()
-        self.renderTouchedWidgets()
         self.refreshSceneBase()
         self.touchDevicesShowingRendered()
         var operations: [PatchOperation] = []
@@ -27,7 +26,7 @@ extension Engine {
         for id in uniqueSorted(self.changes.stacks) {
             self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &operations)
         }
-        for id in uniqueSorted(self.changes.widgets) { self.storeWidget(id, into: &operations) }
+        self.publishWidgets(into: &operations)
         let revision = Revision(
             rev: self.rev, at: self.now, ops: operations, results: results,
             transitions: self.changes.transitions, encodedOps: operations.encoded)
@@ -49,39 +48,38 @@ extension Engine {
         self.document[section, key] = new
     }
 
-    /// Publishes a widget: added whole when new, removed when gone, otherwise the members its
-    /// changes marked are replaced (nothing is compared, and `timeline.entries` is sent only
-    /// when a new timeline arrived).
-    private mutating func storeWidget(_ id: String, into operations: inout [PatchOperation]) {
-        let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
-        guard let widget = self.widgets[id] else {
-            if self.changes.unpublishedWidgets.contains(id) { operations.append(.remove(path)) }
-            return
-        }
-        if !widget.published {
-            operations.append(.add(path, self.widgetDocument(widget)))
-        } else {
-            for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
-                operations.append(.replace(path.appending(name), self.widgetMember(member, widget)))
+    /// Renders and publishes every touched widget. A new widget is added whole, a removed one
+    /// removed, any other gets the members its changes marked replaced (nothing is compared, and
+    /// `timeline.entries` is sent only when a new timeline arrived). Each widget is rendered
+    /// once, however many transitions it went through, and changed in place, never copied.
+    private mutating func publishWidgets(into operations: inout [PatchOperation]) {
+        guard !self.changes.widgets.isEmpty else { return }
+        var pass = WidgetRenderPass(self)
+        let reloadsPerDay = self.configuration.widgetReloadsPerDay
+        let now = self.now
+        for id in uniqueSorted(self.changes.widgets) {
+            let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
+            guard let slot = self.widgets.slot(of: id) else {
+                if self.changes.unpublishedWidgets.contains(id) { operations.append(.remove(path)) }
+                continue
             }
-        }
-        self.widgets.modifyExisting(id) { slot in
-            slot.published = true
-            slot.dirty = []
-        }
-    }
-
-    /// Renders the shown entry of every touched widget whose content, template or context
-    /// changed: once per widget per revision, however many transitions it went through.
-    private mutating func renderTouchedWidgets() {
-        var cache = WidgetRenderCache()
-        for id in self.changes.widgets {
-            guard let widget = self.widgets[id], widget.needsRender else { continue }
-            let html = self.renderWidget(widget, cache: &cache)
-            self.widgets.modifyExisting(id) { slot in
-                if slot.html != html { slot.dirty.insert(.render) }
-                slot.html = html
-                slot.needsRender = false
+            self.widgets.modify(slot: slot) { widget in
+                if widget.needsRender {
+                    let html = pass.html(for: widget)
+                    if html != widget.html { widget.dirty.insert(.render) }
+                    widget.html = html
+                    widget.needsRender = false
+                }
+                let context = WidgetJSONContext(device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
+                if !widget.published {
+                    operations.append(.add(path, widget.document(context)))
+                } else {
+                    for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
+                        operations.append(.replace(path.appending(name), widget.member(member, context)))
+                    }
+                }
+                widget.published = true
+                widget.dirty = []
             }
         }
     }

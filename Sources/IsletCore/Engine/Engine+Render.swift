@@ -49,32 +49,46 @@ extension Engine {
     }
 }
 
-/// Calling the renderer for widgets.
-extension Engine {
-    /// What rendering a widget needs from its app and device, looked up once per revision.
-    struct WidgetRenderCache {
-        var apps: [String: (name: String, identity: JSONValue)] = [:]
-        var models: [String: DeviceModel] = [:]
+/// Rendering widgets at the end of a revision. The pass holds (persistent, O(1)) copies of what
+/// rendering reads, so it can render a widget while the engine changes it in place.
+struct WidgetRenderPass {
+    let renderer: any PresentationRenderer
+    let templates: TreeDictionary<TemplateKey, StoredTemplate>
+    let apps: TreeDictionary<String, App>
+    let devices: TreeDictionary<String, Device>
+    private var appInfo: [String: (name: String, identity: JSONValue)] = [:]
+    private var deviceCache: [String: Device?] = [:]
+
+    init(_ engine: Engine) {
+        self.renderer = engine.renderer
+        self.templates = engine.templates
+        self.apps = engine.apps
+        self.devices = engine.devices
+    }
+
+    /// A device, looked up once per pass.
+    mutating func device(_ id: String?) -> Device? {
+        guard let id else { return nil }
+        if let cached = self.deviceCache[id] { return cached }
+        let device = self.devices[id]
+        self.deviceCache[id] = device
+        return device
     }
 
     /// The HTML of a widget's shown entry, or of its placeholder with the text redacted (WK-7).
-    func renderWidget(_ widget: Widget, cache: inout WidgetRenderCache) -> String {
+    mutating func html(for widget: Widget) -> String {
         let key = TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")
         let entry = widget.shownEntry
-        let app = cache.apps[widget.app] ?? self.appRenderInfo(widget.app)
-        cache.apps[widget.app] = app
-        var size = JSONValue.null
-        if let device = widget.device {
-            let model = cache.models[device] ?? self.devices[device]?.model
-            cache.models[device] = model
-            size = model.map { $0.widgetSize(widget.family).json } ?? .null
-        }
+        let app = self.appInfo[widget.app] ?? self.appRenderInfo(widget.app)
+        self.appInfo[widget.app] = app
+        let size = self.device(widget.device).map { $0.model.widgetSize(widget.family).json } ?? .null
+        let input = WidgetContextInput(
+            id: widget.id, app: widget.app, kind: widget.kind, family: widget.family,
+            configuration: widget.configuration, placeholder: widget.placeholder, url: widget.url)
         let request = WidgetRenderRequest(
             kind: widget.kind, family: widget.family, template: self.templates[key]?.compiled,
             content: entry?.content ?? widget.placeholder, placeholder: entry == nil
-        ) { [widget, size] in
-            widgetRenderContext(widget, entry: entry, app: app, size: size)
-        }
+        ) { widgetRenderContext(input, entry: entry, app: app, size: size) }
         let html = self.renderer.renderWidget(request)
         return entry == nil ? redactText(html) : html
     }
@@ -90,9 +104,20 @@ extension Engine {
     }
 }
 
+/// The parts of a widget its template context shows.
+struct WidgetContextInput: Sendable {
+    var id: String
+    var app: String
+    var kind: String
+    var family: WidgetFamily
+    var configuration: JSONObject
+    var placeholder: JSONObject
+    var url: String?
+}
+
 /// What widget templates see. Like activities' context it holds no "now".
 func widgetRenderContext(
-    _ widget: Widget, entry: ShownEntry?, app: (name: String, identity: JSONValue), size: JSONValue
+    _ widget: WidgetContextInput, entry: ShownEntry?, app: (name: String, identity: JSONValue), size: JSONValue
 ) -> JSONValue {
     let details: JSONObject = [
         "configuration": .object(widget.configuration), "family": .string(widget.family.rawValue),

@@ -8,69 +8,121 @@ internal import HashTreeCollections
 /// twice nor compared: transitions replace `current`, `render` and `tap`, a new timeline
 /// replaces `timeline`.
 extension Engine {
-    // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
+    /// What a widget's JSON needs beyond the widget: its device, the budget, the instant.
+    func widgetJSONContext(device: String?) -> WidgetJSONContext {
+        WidgetJSONContext(
+            device: device.flatMap { self.devices[$0] }, reloadsPerDay: self.configuration.widgetReloadsPerDay, now: self.now)
+    }
 
     /// The whole document entry of a widget, timeline entries included.
     /// - Complexity: O(size of the widget's timeline).
     func widgetDocument(_ widget: Widget, withEntries: Bool = true) -> JSONValue {
+        widget.document(self.widgetJSONContext(device: widget.device), withEntries: withEntries)
+    }
+
+    /// One member of a widget's document entry.
+    func widgetMember(_ member: WidgetMembers, _ widget: Widget) -> JSONValue {
+        widget.member(member, self.widgetJSONContext(device: widget.device))
+    }
+
+    func stackJSON(_ stack: Stack) -> JSONValue {
+        let effective = self.relevance.applying(stack.overrides)
+        let relevance: JSONObject = [
+            "hysteresis": .number(effective.hysteresis), "minDwellSeconds": .number(effective.minDwellSeconds),
+            "overrides": stack.overrides.json, "weights": effective.weights.json,
+        ]
+        let object: JSONObject = [
+            "device": .string(stack.device),
+            "family": .string(stack.family.rawValue),
+            "id": .string(stack.id),
+            "ranking": .array(stack.ranking.map { $0.json(widget: stack.widget($0)) }),
+            "relevance": .object(relevance),
+            "rotations": .array(stack.rotations),
+            "smartRotate": .bool(stack.smartRotate),
+            "suggestions": .bool(stack.suggestions),
+            "top": stack.top.map(JSONValue.string) ?? .null,
+            "topSince": date(stack.topSince),
+            "widgets": .array(stack.members.map { .string($0.widget) }),
+        ]
+        return .object(object)
+    }
+}
+
+/// What building a widget's JSON reads besides the widget.
+struct WidgetJSONContext {
+    var device: Device?
+    var reloadsPerDay: Int
+    var now: Instant
+}
+
+extension Widget {
+    // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
+
+    /// The widget's document entry.
+    func document(_ context: WidgetJSONContext, withEntries: Bool = true) -> JSONValue {
         var members: [JSONObject.Member] = [
-            .init(key: "app", value: .string(widget.app)),
-            .init(key: "configuration", value: .object(widget.configuration)),
-            .init(key: "current", value: self.widgetMember(.current, widget)),
-            .init(key: "device", value: self.widgetMember(.device, widget)),
-            .init(key: "family", value: .string(widget.family.rawValue)),
-            .init(key: "id", value: .string(widget.id)),
-            .init(key: "kind", value: .string(widget.kind)),
-            .init(key: "layout", value: Self.widgetLayout),
+            .init(key: "app", value: .string(self.app)),
+            .init(key: "configuration", value: .object(self.configuration)),
+            .init(key: "current", value: self.member(.current, context)),
+            .init(key: "device", value: self.member(.device, context)),
+            .init(key: "family", value: .string(self.family.rawValue)),
+            .init(key: "id", value: .string(self.id)),
+            .init(key: "kind", value: .string(self.kind)),
+            .init(key: "layout", value: Self.layout),
         ]
         for (name, member) in WidgetMembers.names where name > "layout" {
-            let value = name == "timeline" && !withEntries ? self.timelineJSON(widget, entries: false) : self.widgetMember(member, widget)
+            let value = name == "timeline" ? self.timelineJSON(entries: withEntries) : self.member(member, context)
             members.append(.init(key: name, value: value))
         }
         return .object(JSONObject(sortedUniqueMembers: members))
     }
 
-    /// One member of a widget's document entry.
-    func widgetMember(_ member: WidgetMembers, _ widget: Widget) -> JSONValue {
+    /// One member of the widget's document entry.
+    func member(_ member: WidgetMembers, _ context: WidgetJSONContext) -> JSONValue {
         switch member {
-        case .configuration: return .object(widget.configuration)
+        case .configuration: return .object(self.configuration)
         case .current:
             let current: JSONObject = [
-                "date": date(widget.shownDate), "index": widget.current.map { .number(Double($0)) } ?? .null,
-                "placeholder": .bool(widget.current == nil && widget.held == nil),
-                "previous": .bool(widget.current == nil && widget.held != nil),
+                "date": date(self.shownDate), "index": self.current.map { .number(Double($0)) } ?? .null,
+                "placeholder": .bool(self.current == nil && self.held == nil),
+                "previous": .bool(self.current == nil && self.held != nil),
             ]
             return .object(current)
-        case .device: return widget.device.map(JSONValue.string) ?? .null
-        case .family: return .string(widget.family.rawValue)
-        case .placeholder: return .object(widget.placeholder)
-        case .presentation: return widget.device.flatMap { self.devices[$0] }.map { self.presentationJSON(widget, on: $0) } ?? .null
-        case .reload: return self.reloadJSON(widget)
-        case .render: return ["html": .string(widget.html)]
-        case .size: return widget.device.flatMap { self.devices[$0] }.map { $0.model.widgetSize(widget.family).json } ?? .null
-        case .stack: return widget.stack.map(JSONValue.string) ?? .null
-        case .tap: return self.tapJSON(widget)
-        case .timeline: return self.timelineJSON(widget, entries: true)
-        case .url: return widget.url.map(JSONValue.string) ?? .null
-        case .usage:
-            return ["interactions": .number(Double(widget.interactions)), "lastAt": date(widget.lastInteractionAt)]
+        case .device: return self.device.map(JSONValue.string) ?? .null
+        case .family: return .string(self.family.rawValue)
+        case .placeholder: return .object(self.placeholder)
+        case .presentation: return context.device.map(self.presentationJSON) ?? .null
+        case .reload: return self.reloadJSON(context)
+        case .render: return ["html": .string(self.html)]
+        case .size: return context.device.map { $0.model.widgetSize(self.family).json } ?? .null
+        case .stack: return self.stack.map(JSONValue.string) ?? .null
+        case .tap: return self.tapJSON
+        case .timeline: return self.timelineJSON(entries: true)
+        case .url: return self.url.map(JSONValue.string) ?? .null
+        case .usage: return ["interactions": .number(Double(self.interactions)), "lastAt": date(self.lastInteractionAt)]
         default: preconditionFailure("one member at a time")
         }
     }
 
-    private func timelineJSON(_ widget: Widget, entries: Bool) -> JSONValue {
-        var timeline: JSONObject = ["policy": widget.timeline.policy.json, "setAt": date(widget.timeline.setAt)]
-        if entries { timeline["entries"] = widget.timeline.entriesJSON }
+    /// WK-7: content margins (16 pt, 11 pt for graphical layouts) and the logo's corner.
+    static let layout: JSONValue = ["graphicalMargin": 11, "logo": "topRight", "margin": 16]
+
+    private func timelineJSON(entries: Bool) -> JSONValue {
+        var timeline: JSONObject = ["policy": self.timeline.policy.json, "setAt": date(self.timeline.setAt)]
+        if entries { timeline["entries"] = self.timeline.entriesJSON }
         return .object(timeline)
     }
 
-    /// WK-7: content margins (16 pt, 11 pt for graphical layouts) and the logo's corner.
-    static let widgetLayout: JSONValue = ["graphicalMargin": 11, "logo": "topRight", "margin": 16]
+    /// `budget.used`: charged reloads in the 24 h before `now`.
+    func chargesInWindow(at now: Instant) -> Int {
+        let cutoff = now.adding(milliseconds: -millisecondsPerDay)
+        return self.reload.charges.reduce(0) { $0 + ($1 > cutoff ? 1 : 0) }
+    }
 
-    private func reloadJSON(_ widget: Widget) -> JSONValue {
-        let reload = widget.reload
-        let limit = self.configuration.widgetReloadsPerDay
-        let used = self.chargesInWindow(widget)
+    private func reloadJSON(_ context: WidgetJSONContext) -> JSONValue {
+        let reload = self.reload
+        let limit = context.reloadsPerDay
+        let used = self.chargesInWindow(at: context.now)
         // WK-4: when a slot frees if the budget is spent.
         let frees: Instant? =
             used >= limit && limit > 0
@@ -95,14 +147,14 @@ extension Engine {
     /// WK-8: how the widget is drawn where it is. Home Screen: full color, or accented under a
     /// tint; Lock Screen: vibrant with the background removed; StandBy (systemSmall): background
     /// removed, red in Night Mode.
-    private func presentationJSON(_ widget: Widget, on device: Device) -> JSONValue {
+    private func presentationJSON(on device: Device) -> JSONValue {
         let standby: JSONValue =
-            device.standby && widget.family.showsInStandBy
+            device.standby && self.family.showsInStandBy
             ? [
                 "backgroundRemoved": true, "renderingMode": .string(device.nightMode ? "vibrant" : "fullColor"),
                 "tint": device.nightMode ? "red" : .null,
             ] : .null
-        if widget.family.isAccessory {
+        if self.family.isAccessory {
             return [
                 "backgroundRemoved": true, "place": "lockScreen", "renderingMode": "vibrant", "standby": standby,
                 "tint": .null,
@@ -116,36 +168,13 @@ extension Engine {
     }
 
     /// WK-9: the tap targets of the shown entry.
-    private func tapJSON(_ widget: Widget) -> JSONValue {
+    private var tapJSON: JSONValue {
         let links: [JSONValue] =
-            widget.family.hasSingleTapTarget
-            ? []
-            : (widget.shownLinks?.members ?? []).map { ["id": .string($0.key), "url": $0.value] }
+            self.family.hasSingleTapTarget
+            ? [] : (self.shownLinks?.members ?? []).map { ["id": .string($0.key), "url": $0.value] }
         return [
-            "links": .array(links), "targets": .string(widget.family.hasSingleTapTarget ? "single" : "multiple"),
-            "url": widget.url.map(JSONValue.string) ?? .null,
+            "links": .array(links), "targets": .string(self.family.hasSingleTapTarget ? "single" : "multiple"),
+            "url": self.url.map(JSONValue.string) ?? .null,
         ]
-    }
-
-    func stackJSON(_ stack: Stack) -> JSONValue {
-        let effective = self.relevance.applying(stack.overrides)
-        let relevance: JSONObject = [
-            "hysteresis": .number(effective.hysteresis), "minDwellSeconds": .number(effective.minDwellSeconds),
-            "overrides": stack.overrides.json, "weights": effective.weights.json,
-        ]
-        let object: JSONObject = [
-            "device": .string(stack.device),
-            "family": .string(stack.family.rawValue),
-            "id": .string(stack.id),
-            "ranking": .array(stack.ranking.map { $0.json(widget: stack.widget($0)) }),
-            "relevance": .object(relevance),
-            "rotations": .array(stack.rotations),
-            "smartRotate": .bool(stack.smartRotate),
-            "suggestions": .bool(stack.suggestions),
-            "top": stack.top.map(JSONValue.string) ?? .null,
-            "topSince": date(stack.topSince),
-            "widgets": .array(stack.members.map { .string($0.widget) }),
-        ]
-        return .object(object)
     }
 }

@@ -125,9 +125,4 @@ extension Engine {
         self.commit(widget)
     }
 
-    /// `budget.used`: charged reloads in the last 24 h.
-    func chargesInWindow(_ widget: Widget) -> Int {
-        let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
-        return widget.reload.charges.reduce(0) { $0 + ($1 > cutoff ? 1 : 0) }
-    }
 }

@@ -27,9 +27,52 @@ public struct JSONWriter: Sendable {
     public mutating func write(number: Double) {
         precondition(number.isFinite, "JSON has no representation for \(number)")
         if number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 {
-            self.writeRaw(String(Int64(number)))
+            self.write(integer: Int64(number))
         } else {
             self.writeRaw(number.description)
+        }
+    }
+
+    /// A JSON Pointer as a JSON string, without building its text first.
+    public mutating func write(pointer: JSONPointer) {
+        var plain = true
+        for token in pointer.tokens
+        where token.utf8.contains(where: {
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "~")
+                || $0 == UInt8(ascii: "/")
+        }) {
+            plain = false
+            break
+        }
+        guard plain else {
+            self.write(string: pointer.description)
+            return
+        }
+        self.bytes.append(UInt8(ascii: "\""))
+        for token in pointer.tokens {
+            self.bytes.append(UInt8(ascii: "/"))
+            self.bytes.append(contentsOf: token.utf8)
+        }
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Decimal digits of an integer, without building a string.
+    private mutating func write(integer: Int64) {
+        if integer == 0 {
+            self.bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = integer.magnitude
+        if integer < 0 { self.bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, written backwards
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            self.bytes.append(contentsOf: buffer[(24 - count)...])
         }
     }
 

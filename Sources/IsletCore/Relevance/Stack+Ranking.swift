@@ -92,35 +92,55 @@ extension Stack {
     func rank(_ context: EvaluationContext) -> [RankedMember] {
         let now = context.now
         let start = hourStart(now)
-        var maxHabit = 0.0
-        var habits: [Double]?
-        if self.members.contains(where: { $0.habit != nil }) {
-            let hour = hourOfDay(now)
-            let values = self.members.map {
-                $0.habit?.value(hour: hour, at: start, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
+        let hour = hourOfDay(now)
+        let topPosition = self.top.flatMap(self.memberIndex) ?? -1
+        let weights = context.settings.weights
+        // Members are read through a buffer pointer: copying a member would retain its strings
+        // and arrays, ten times per evaluation.
+        return self.members.withUnsafeBufferPointer { members in
+            var maxHabit = 0.0
+            var habits: (Double, Double, Double, Double, Double, Double, Double, Double, Double, Double) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var hasHabits = false
+            for index in members.indices where members[index].habit != nil {
+                hasHabits = true
+                break
             }
-            maxHabit = values.max() ?? 0
-            habits = values
+            if hasHabits {
+                withUnsafeMutableBytes(of: &habits) { raw in
+                    let values = raw.bindMemory(to: Double.self)
+                    for index in members.indices.prefix(values.count) {
+                        let value =
+                            members[index].habit?.value(
+                                hour: hour, at: start, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
+                        values[index] = value
+                        maxHabit = max(maxHabit, value)
+                    }
+                }
+            }
+            var rows: [RankedMember] = []
+            rows.reserveCapacity(members.count)
+            withUnsafeBytes(of: &habits) { raw in
+                let values = raw.bindMemory(to: Double.self)
+                for index in members.indices {
+                    let eligible = members[index].isEligible(at: now)
+                    var features = FeatureVector()
+                    let kindMax = members[index].kindMax
+                    features.timeline = eligible && kindMax > 0 ? min(1, members[index].score / kindMax) : 0
+                    if maxHabit > 0, index < values.count { features.habit = values[index] / maxHabit }
+                    features.freshness = hourlyDecay(since: members[index].changedAt, hourStart: start)
+                    features.rotationPenalty =
+                        index == topPosition ? 0 : hourlyDecay(since: members[index].leftTopAt, hourStart: start)
+                    let contributions = features.times(weights)
+                    rows.append(
+                        RankedMember(
+                            position: index, eligible: eligible, features: features, contributions: contributions,
+                            score: contributions.sum))
+                }
+            }
+            rows.sort(by: RankedMember.precedes)
+            return rows
         }
-        let topPosition = self.top.flatMap(self.memberIndex)
-        var rows: [RankedMember] = []
-        rows.reserveCapacity(self.members.count)
-        for index in self.members.indices {
-            let member = self.members[index]
-            let eligible = member.isEligible(at: now)
-            var features = FeatureVector()
-            features.timeline = eligible && member.kindMax > 0 ? min(1, member.score / member.kindMax) : 0
-            if let habits, maxHabit > 0 { features.habit = habits[index] / maxHabit }
-            features.freshness = hourlyDecay(since: member.changedAt, hourStart: start)
-            features.rotationPenalty = index == topPosition ? 0 : hourlyDecay(since: member.leftTopAt, hourStart: start)
-            let contributions = features.times(context.settings.weights)
-            rows.append(
-                RankedMember(
-                    position: index, eligible: eligible, features: features, contributions: contributions,
-                    score: contributions.sum))
-        }
-        rows.sort(by: RankedMember.precedes)
-        return rows
     }
 
     /// Puts a widget on top without counting a rotation (a new stack, smart rotation off, or
@@ -156,14 +176,17 @@ extension Stack {
         var next = unblocksAt
         var hourly = false
         let recent = hourStart(now).adding(milliseconds: -3 * millisecondsPerHour)
-        for member in self.members {
-            if member.eligibleUntil > now, member.eligibleUntil < .distantFuture, member.score > 0 {
-                next = min(next ?? member.eligibleUntil, member.eligibleUntil)
-            }
-            if !hourly {
-                hourly =
-                    member.habit != nil || (member.changedAt.map { $0 >= recent } ?? false)
-                    || (member.leftTopAt.map { $0 >= recent } ?? false)
+        self.members.withUnsafeBufferPointer { members in
+            for index in members.indices {
+                let until = members[index].eligibleUntil
+                if until > now, until < .distantFuture, members[index].score > 0 {
+                    next = min(next ?? until, until)
+                }
+                if !hourly {
+                    hourly =
+                        members[index].habit != nil || (members[index].changedAt.map { $0 >= recent } ?? false)
+                        || (members[index].leftTopAt.map { $0 >= recent } ?? false)
+                }
             }
         }
         if hourly {

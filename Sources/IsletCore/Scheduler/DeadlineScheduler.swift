@@ -28,6 +28,8 @@ struct DeadlineScheduler: Sendable {
     private var buckets: [Instant: Bucket] = [:]
     private var bucketed = 0
     private var staged: [Deadline] = []
+    /// The earliest staged deadline (so staged ones need not be merged to know it).
+    private var stagedMin: Deadline?
     /// The sequence the next scheduled deadline gets; part of the engine state.
     private(set) var nextSequence: UInt64 = 1
     /// The number of deadlines after the last compaction (not part of the observable state).
@@ -51,7 +53,9 @@ struct DeadlineScheduler: Sendable {
     mutating func schedule(_ kind: DeadlineKind, at: Instant) -> UInt64 {
         let sequence = self.nextSequence
         self.nextSequence += 1
-        self.staged.append(Deadline(at: at, sequence: sequence, kind: kind))
+        let deadline = Deadline(at: at, sequence: sequence, kind: kind)
+        self.staged.append(deadline)
+        if self.stagedMin.map({ deadline < $0 }) ?? true { self.stagedMin = deadline }
         return sequence
     }
 
@@ -72,7 +76,7 @@ struct DeadlineScheduler: Sendable {
 
     /// The earliest entry, cancelled or not.
     var earliest: Deadline? {
-        let stagedMin = self.staged.min()
+        let stagedMin = self.stagedMin
         guard let instant = self.instants.min, let bucketMin = self.buckets[instant]?.first else { return stagedMin }
         guard let stagedMin else { return bucketMin }
         return min(bucketMin, stagedMin)
@@ -82,7 +86,9 @@ struct DeadlineScheduler: Sendable {
     /// - Complexity: O(1) amortized (plus merging staged entries); O(log b) for b distinct
     ///   instants when an instant's last deadline pops.
     mutating func popDue(atOrBefore limit: Instant) -> Deadline? {
-        self.flush()
+        // Staged deadlines are merged only when one of them could be next: transitions
+        // scheduling the next hour's pile up and are merged in one go per instant.
+        if let stagedMin = self.stagedMin, self.instants.min.map({ stagedMin.at <= $0 }) ?? true { self.flush() }
         guard let instant = self.instants.min, instant <= limit else { return nil }
         return self.removeFirst(of: instant)
     }
@@ -113,16 +119,23 @@ struct DeadlineScheduler: Sendable {
     /// Merges staged deadlines into their buckets.
     mutating func flush() {
         guard !self.staged.isEmpty else { return }
-        for deadline in self.staged {
-            if self.buckets[deadline.at] != nil {
-                self.buckets[deadline.at]!.items.append(deadline)
+        var start = 0
+        while start < self.staged.count {
+            // A run of deadlines at one instant is appended with one dictionary access.
+            let at = self.staged[start].at
+            var end = start + 1
+            while end < self.staged.count, self.staged[end].at == at { end += 1 }
+            if self.buckets[at] != nil {
+                self.buckets[at]!.items.append(contentsOf: self.staged[start..<end])
             } else {
-                self.buckets[deadline.at] = Bucket(items: [deadline])
-                self.instants.insert(deadline.at)
+                self.buckets[at] = Bucket(items: Array(self.staged[start..<end]))
+                self.instants.insert(at)
             }
+            start = end
         }
         self.bucketed += self.staged.count
         self.staged.removeAll(keepingCapacity: true)
+        self.stagedMin = nil
     }
 
     /// Every entry, cancelled or not, in no particular order.

@@ -118,13 +118,14 @@ extension Engine {
         self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
-        var cache = WidgetRenderCache()
+        var pass = WidgetRenderPass(self)
         for id in self.widgets.keys.sorted() {
-            let html = self.renderWidget(self.widgets[id]!, cache: &cache)
-            self.widgets[id]?.html = html
-            self.widgets[id]?.needsRender = false
+            self.widgets.modifyExisting(id) { widget in
+                widget.html = pass.html(for: widget)
+                widget.needsRender = false
+                widget.published = true
+            }
         }
-        for id in self.widgets.keys { self.widgets.modifyExisting(id) { $0.published = true } }
         for id in self.stacks.keys { self.document[.stacks, id] = self.stackJSON(self.stacks[id]!) }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
