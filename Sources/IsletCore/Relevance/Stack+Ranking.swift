@@ -138,7 +138,16 @@ extension Stack {
                             score: contributions.sum))
                 }
             }
-            rows.sort(by: RankedMember.precedes)
+            // Insertion sort: at most 10 rows, and no comparator closure per comparison.
+            for index in rows.indices.dropFirst() {
+                let row = rows[index]
+                var slot = index
+                while slot > 0, RankedMember.precedes(row, rows[slot - 1]) {
+                    rows[slot] = rows[slot - 1]
+                    slot -= 1
+                }
+                rows[slot] = row
+            }
             return rows
         }
     }
