@@ -26,7 +26,8 @@ struct BenchEngine: ParsableCommand {
     @Flag(help: "Only the widget scale rows.") var widgetsOnly = false
     @Flag(help: "Build the widget world into the activity scale world (the whole DESIGN.md budget).")
     var withActivities = false
-    @Option(help: "Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.") var widgetRuns = "single"
+    @Option(help: "Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.") var widgetRuns =
+        "single"
 
     func run() throws {
         if self.widgets > 0 {
@@ -80,7 +81,8 @@ struct BenchEngine: ParsableCommand {
         print(
             "islet bench engine — \(self.widgets) widgets × \(self.entries) entries in \(self.widgets / 10) stacks"
                 + "\(mode), \(BenchWidgetWorld.devices) devices\(self.stagger ? ", staggered entries" : "")")
-        for stepped in [false, true] where self.widgetRuns == "both" || self.widgetRuns == (stepped ? "stepped" : "single") {
+        for stepped in [false, true]
+        where self.widgetRuns == "both" || self.widgetRuns == (stepped ? "stepped" : "single") {
             let baseline = residentMiB()
             let setupStart = ContinuousClock.now
             var engine =

@@ -26,7 +26,9 @@ enum BenchWidgetWorld {
         var fixtures: [JSONValue] = (0..<self.devices).map { index in
             ["type": "device.upsert", "id": .string("wd\(index)"), "model": .string(models[index % 3])]
         }
-        fixtures += self.kinds.map { ["type": "app.upsert", "id": .string("com.example.\($0)"), "name": .string($0.capitalized)] }
+        fixtures += self.kinds.map {
+            ["type": "app.upsert", "id": .string("com.example.\($0)"), "name": .string($0.capitalized)]
+        }
         _ = try engine.apply(fixtures, at: start)
         var batches = 1
         let stacks = options.widgets / 10
@@ -50,7 +52,10 @@ enum BenchWidgetWorld {
                         let hour = Double((stack + slot * 5) % 24)
                         for day in 1...3 {
                             let at = start.adding(seconds: -Double(day) * 86_400 + hour * 3600)
-                            batch.append(["type": "widget.interact", "id": .string("w\(index)"), "action": "view", "at": .string(at.rfc3339)])
+                            batch.append([
+                                "type": "widget.interact", "id": .string("w\(index)"), "action": "view",
+                                "at": .string(at.rfc3339),
+                            ])
                         }
                     }
                 }
@@ -81,7 +86,9 @@ enum BenchWidgetWorld {
                 "relevance": ["score": .number(score), "duration": .number(Double(duration))],
             ]
         }
-        return ["type": "widget.setTimeline", "id": .string("w\(index)"), "entries": .array(entries), "policy": "atEnd"]
+        return [
+            "type": "widget.setTimeline", "id": .string("w\(index)"), "entries": .array(entries), "policy": "atEnd",
+        ]
     }
 
     static func content(kind: String, index: Int, hour: Int) -> JSONValue {
@@ -90,26 +97,45 @@ enum BenchWidgetWorld {
             let temperature = Double((index + hour * 3) % 35) - 5
             return [
                 "location": .string(["Cupertino", "Tokyo", "Shanghai", "Paris"][index % 4]),
-                "temperature": .number(temperature), "condition": .string(["Sunny", "Partly Cloudy", "Rain", "Cloudy"][(index + hour) % 4]),
+                "temperature": .number(temperature),
+                "condition": .string(["Sunny", "Partly Cloudy", "Rain", "Cloudy"][(index + hour) % 4]),
                 "high": .number(temperature + 4), "low": .number(temperature - 6),
             ]
         case "calendar":
             return [
                 "weekday": "SUN", "day": 22,
-                "event": ["title": .string("Meeting \(index % 97)"), "time": .string("\((hour + 1) % 24):00"), "location": "Room 4"],
+                "event": [
+                    "title": .string("Meeting \(index % 97)"), "time": .string("\((hour + 1) % 24):00"),
+                    "location": "Room 4",
+                ],
             ]
         case "music":
-            return ["track": .string("Track \((index + hour) % 500)"), "artist": .string("Artist \(index % 300)"), "playing": true]
+            return [
+                "track": .string("Track \((index + hour) % 500)"), "artist": .string("Artist \(index % 300)"),
+                "playing": true,
+            ]
         case "traffic":
-            return ["destination": "Home", "etaMinutes": .number(Double(15 + (index + hour) % 40)), "traffic": .string(["light", "moderate", "heavy"][hour % 3])]
+            return [
+                "destination": "Home", "etaMinutes": .number(Double(15 + (index + hour) % 40)),
+                "traffic": .string(["light", "moderate", "heavy"][hour % 3]),
+            ]
         case "news":
-            return ["headline": .string("Headline \(index % 1000)-\(hour)"), "source": "Islet News", "category": "Top Stories"]
+            return [
+                "headline": .string("Headline \(index % 1000)-\(hour)"), "source": "Islet News",
+                "category": "Top Stories",
+            ]
         case "photos":
-            return ["caption": .string("Memory \(index % 200)"), "yearsAgo": .number(Double(1 + hour % 5)), "place": "Kyoto"]
+            return [
+                "caption": .string("Memory \(index % 200)"), "yearsAgo": .number(Double(1 + hour % 5)),
+                "place": "Kyoto",
+            ]
         default:
             return [
                 "tickers": [
-                    ["symbol": "AAPL", "price": .number(180 + Double((index + hour) % 20)), "change": .number(Double(hour % 7) - 3)],
+                    [
+                        "symbol": "AAPL", "price": .number(180 + Double((index + hour) % 20)),
+                        "change": .number(Double(hour % 7) - 3),
+                    ],
                     ["symbol": "MSFT", "price": .number(410 + Double(hour)), "change": 1.25],
                 ]
             ]

@@ -31,7 +31,8 @@ extension Command {
         case "shortcut.run": self = .shortcutRun(try ShortcutRun(reader))
         case "shortcut.delete":
             try reader.rejectUnknown(["type", "app", "id"])
-            self = .shortcutDelete(app: try reader.required("app", reader.identifier), id: try reader.required("id", reader.identifier))
+            self = .shortcutDelete(
+                app: try reader.required("app", reader.identifier), id: try reader.required("id", reader.identifier))
         default:
             throw reader.fail("type", "unknown command type \"\(type)\"")
         }

@@ -21,7 +21,8 @@ extension ShortcutUpsert {
             // SC-1: the values come from a finite list: non-empty, each once.
             guard !values.isEmpty else { throw parameter.fail("values", "SC-1: a parameter lists its values") }
             for (index, value) in values.enumerated() where values[..<index].contains(value) {
-                throw APIError(.invalidArgument, "\"\(value)\" is listed twice", field: parameter.field("values").appending(index))
+                throw APIError(
+                    .invalidArgument, "\"\(value)\" is listed twice", field: parameter.field("values").appending(index))
             }
             self.parameter = Parameter(name: name, values: values)
         }
@@ -32,7 +33,9 @@ extension ShortcutUpsert {
 extension ShortcutUpsert.Intent {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown(["type", "attributesType", "attributes", "content"])
-        let kind = try reader.required("type") { key throws(APIError) in try reader.choice(key, ShortcutIntent.Kind.self) }
+        let kind = try reader.required("type") { key throws(APIError) in
+            try reader.choice(key, ShortcutIntent.Kind.self)
+        }
         self.type = kind.rawValue
         self.attributesType = try reader.identifier("attributesType")
         self.attributes = try reader.object("attributes") ?? JSONObject()
@@ -49,7 +52,9 @@ extension ShortcutUpsert.Intent {
             throw reader.fail("attributesType", "only a liveActivity intent starts an activity")
         }
         let size = payloadSize(attributes: self.attributes, state: self.state)
-        if size > 4096 { throw reader.fail("attributes", "LA-2: attributes and state encode to \(size) bytes, over 4096") }
+        if size > 4096 {
+            throw reader.fail("attributes", "LA-2: attributes and state encode to \(size) bytes, over 4096")
+        }
     }
 }
 

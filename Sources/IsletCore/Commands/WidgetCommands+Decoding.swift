@@ -69,7 +69,8 @@ extension FieldReader {
     func strings(_ key: String, maxCount: Int, maxLength: Int = 256) throws(APIError) -> [String]? {
         try self.array(key, maxCount: maxCount) { value, field throws(APIError) in
             guard let text = value.stringValue, !text.isEmpty, text.utf8.count <= maxLength else {
-                throw APIError(.invalidArgument, "expected a non-empty string of at most \(maxLength) bytes", field: field)
+                throw APIError(
+                    .invalidArgument, "expected a non-empty string of at most \(maxLength) bytes", field: field)
             }
             return text
         }
@@ -78,7 +79,9 @@ extension FieldReader {
 
 extension WidgetUpsert {
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["type", "id", "app", "kind", "family", "device", "configuration", "placeholder", "url"])
+        try reader.rejectUnknown([
+            "type", "id", "app", "kind", "family", "device", "configuration", "placeholder", "url",
+        ])
         self.id = try reader.required("id", reader.identifier)
         self.app = try reader.identifier("app")
         self.kind = try reader.identifier("kind")
@@ -210,7 +213,8 @@ extension StackUpsert {
             }
             for (index, id) in widgets.enumerated() where widgets[..<index].contains(id) {
                 throw APIError(
-                    .invalidArgument, "widget \"\(id)\" is listed twice", field: reader.field("widgets").appending(index))
+                    .invalidArgument, "widget \"\(id)\" is listed twice",
+                    field: reader.field("widgets").appending(index))
             }
         }
         self.smartRotate = try reader.bool("smartRotate")
@@ -230,19 +234,23 @@ extension RelevanceSetWeights {
             let field = reader.field("weights").appending(member.key)
             guard let feature = RankingFeature(rawValue: member.key) else {
                 let names = RankingFeature.allCases.map(\.rawValue).joined(separator: ", ")
-                throw APIError(.invalidArgument, "unknown feature \"\(member.key)\"; the features are \(names)", field: field)
+                throw APIError(
+                    .invalidArgument, "unknown feature \"\(member.key)\"; the features are \(names)", field: field)
             }
             switch member.value {
             case .null where self.stack != nil: self.weights[feature] = .some(nil)
             case .number(let weight) where (-100...100).contains(weight): self.weights[feature] = weight
             default:
-                let message = "expected a weight from -100 to 100" + (self.stack == nil ? "" : ", or null to drop the override")
+                let message =
+                    "expected a weight from -100 to 100" + (self.stack == nil ? "" : ", or null to drop the override")
                 throw APIError(.invalidArgument, message, field: field)
             }
         }
         self.hysteresis = try reader.number("hysteresis", in: 0...100)
         self.minDwellSeconds = try reader.number("minDwellSeconds", in: 0...604_800)
         self.reset = try reader.bool("reset") ?? false
-        if self.reset, self.stack == nil { throw reader.fail("reset", "\"reset\" drops a stack's overrides; name the stack") }
+        if self.reset, self.stack == nil {
+            throw reader.fail("reset", "\"reset\" drops a stack's overrides; name the stack")
+        }
     }
 }

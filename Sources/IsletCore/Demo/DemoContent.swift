@@ -47,7 +47,9 @@ enum DemoContent {
         }
     }
 
-    private static let temperatures = [9, 8, 8, 7, 7, 7, 8, 10, 12, 14, 16, 17, 18, 19, 19, 18, 17, 15, 13, 12, 11, 10, 10, 9]
+    private static let temperatures = [
+        9, 8, 8, 7, 7, 7, 8, 10, 12, 14, 16, 17, 18, 19, 19, 18, 17, 15, 13, 12, 11, 10, 10, 9,
+    ]
 
     private static func weather(hour: Int, day: Int) -> JSONValue {
         let shift = day % 3 - 1
@@ -70,7 +72,8 @@ enum DemoContent {
         let (track, artist, album) = self.tracks[(hour + day) % self.tracks.count]
         return [
             "track": .string(track), "artist": .string(artist), "album": .string(album),
-            "playing": .bool((7...9).contains(hour) || (17...18).contains(hour)), "progress": .number(Double(hour % 4) / 4),
+            "playing": .bool((7...9).contains(hour) || (17...18).contains(hour)),
+            "progress": .number(Double(hour % 4) / 4),
         ]
     }
 
@@ -124,9 +127,13 @@ enum DemoContent {
                 "time": .string("\(next.minute / 60):\(next.minute % 60 < 10 ? "0" : "")\(next.minute % 60)"),
             ]
         }
-        object["later"] = .array(upcoming.dropFirst().prefix(2).map { event in
-            ["title": .string(event.title), "time": .string("\(event.minute / 60):\(event.minute % 60 < 10 ? "0" : "")\(event.minute % 60)")]
-        })
+        object["later"] = .array(
+            upcoming.dropFirst().prefix(2).map { event in
+                [
+                    "title": .string(event.title),
+                    "time": .string("\(event.minute / 60):\(event.minute % 60 < 10 ? "0" : "")\(event.minute % 60)"),
+                ]
+            })
         return .object(object)
     }
 
@@ -143,7 +150,8 @@ enum DemoContent {
     }
 
     private static let memories = [
-        ("Sunset at Half Moon Bay", "Half Moon Bay"), ("Kyoto in autumn", "Kyoto"), ("First day at the beach", "Santa Cruz"),
+        ("Sunset at Half Moon Bay", "Half Moon Bay"), ("Kyoto in autumn", "Kyoto"),
+        ("First day at the beach", "Santa Cruz"),
         ("Snow in Yosemite", "Yosemite"),
     ]
 

@@ -8,12 +8,15 @@ extension DemoCycle {
             let drink = ["Flat white", "Latte", "Cold brew"][Int(cycle % 3)]
             var commands: [JSONValue] = [
                 [
-                    "type": "shortcut.run", "app": "com.example.coffee", "id": "order-usual", "parameterValue": .string(drink),
+                    "type": "shortcut.run", "app": "com.example.coffee", "id": "order-usual",
+                    "parameterValue": .string(drink),
                     "activityId": .string(id),
                 ]
             ]
             if phase.state != ["currentStatus": "received"] {
-                commands.append(["type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)]])
+                commands.append([
+                    "type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)],
+                ])
             }
             return commands
         },
@@ -34,7 +37,8 @@ extension DemoCycle {
             return [
                 request(
                     id, app: "com.example.scores", type: "SportsScoreAttributes",
-                    attributes: ["homeTeam": .string(teams.0), "awayTeam": .string(teams.1), "league": "NBA"], phase: phase,
+                    attributes: ["homeTeam": .string(teams.0), "awayTeam": .string(teams.1), "league": "NBA"],
+                    phase: phase,
                     score: 80)
             ]
         },
@@ -47,7 +51,8 @@ extension DemoCycle {
         start: { id, cycle, phase in
             var commands: [JSONValue] = [
                 [
-                    "type": "shortcut.run", "app": "com.example.timer", "id": "start-timer", "parameterValue": "5 minutes",
+                    "type": "shortcut.run", "app": "com.example.timer", "id": "start-timer",
+                    "parameterValue": "5 minutes",
                     "activityId": .string(id),
                 ]
             ]
@@ -57,7 +62,9 @@ extension DemoCycle {
         phase: { elapsed, cycle in
             let ends = Instant(millisecondsSinceEpoch: cycle * minutes(8) + minutes(5))
             let remaining = (minutes(5) - elapsed) / 60_000 * 60
-            return Phase(state: ["endsAt": .string(ends.rfc3339), "remainingSeconds": .number(Double(remaining)), "paused": false])
+            return Phase(state: [
+                "endsAt": .string(ends.rfc3339), "remainingSeconds": .number(Double(remaining)), "paused": false,
+            ])
         })
 
     /// A ride home every 30 minutes (the "Ride home" App Shortcut): searching, a driver on the
@@ -109,7 +116,8 @@ extension DemoCycle {
         var plays: [JSONValue] = []
         let playing = { (m: Int) -> Bool in m < 24 || (34..<58).contains(m) }
         for m in 0..<min(minute + 1, 58) where playing(m) {
-            let roll = Int((UInt64(bitPattern: cycle) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(m) &* 0xBF58_476D_1CE4_E5B9) >> 59)
+            let roll = Int(
+                (UInt64(bitPattern: cycle) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(m) &* 0xBF58_476D_1CE4_E5B9) >> 59)
             let homePoints = roll % 4
             let awayPoints = (roll / 4 + m) % 4
             home += homePoints
@@ -133,7 +141,8 @@ extension DemoCycle {
         ]
         if !clock.isEmpty { state["clock"] = .string(clock) }
         let alert: JSONValue? =
-            minute == 24 ? ["title": "Halftime", "body": .string("\(home)–\(away)")]
+            minute == 24
+            ? ["title": "Halftime", "body": .string("\(home)–\(away)")]
             : (minute == 58 ? ["title": "Final", "body": .string("\(home)–\(away)")] : nil)
         return Phase(state: state, alert: alert)
     }

@@ -75,7 +75,9 @@ struct DemoCycle: Sendable {
             if current == nil {
                 commands += self.start(id, cycle, phase)
             } else if Self.isOngoing(current), current?["content"]?["state"] != .object(phase.state) {
-                var update: JSONObject = ["type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)]]
+                var update: JSONObject = [
+                    "type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)],
+                ]
                 if let alert = phase.alert { update["alert"] = alert }
                 commands.append(.object(update))
             }
@@ -88,7 +90,10 @@ struct DemoCycle: Sendable {
     func id(_ cycle: Int64) -> String { "\(self.prefix)-\(cycle)" }
 
     private func end(_ id: String, at now: Instant) -> JSONValue {
-        ["type": "activity.end", "id": .string(id), "dismissalPolicy": ["after": .string(now.adding(seconds: 120).rfc3339)]]
+        [
+            "type": "activity.end", "id": .string(id),
+            "dismissalPolicy": ["after": .string(now.adding(seconds: 120).rfc3339)],
+        ]
     }
 
     static func isOngoing(_ activity: JSONValue?) -> Bool {

@@ -16,8 +16,10 @@ public enum DemoScenario {
     static let apps: [(id: String, name: String, tint: String, background: String)] = [
         ("com.example.coffee", "Coffee", "#C67C4E", "#2B1A12"), ("com.example.ride", "Ride", "#00B386", "#0B1F1A"),
         ("com.example.scores", "Scores", "#FF3B30", "#111111"), ("com.example.timer", "Timer", "#FF9F0A", "#1C1C1E"),
-        ("com.example.workout", "Workout", "#A4F10B", "#0A0A0A"), ("com.example.weather", "Weather", "#4DA3FF", "#1E5FA8"),
-        ("com.example.calendar", "Calendar", "#FF3B30", "#FFFFFF"), ("com.example.music", "Music", "#FA2D48", "#1C1C1E"),
+        ("com.example.workout", "Workout", "#A4F10B", "#0A0A0A"),
+        ("com.example.weather", "Weather", "#4DA3FF", "#1E5FA8"),
+        ("com.example.calendar", "Calendar", "#FF3B30", "#FFFFFF"),
+        ("com.example.music", "Music", "#FA2D48", "#1C1C1E"),
         ("com.example.maps", "Maps", "#34C759", "#F2F2F7"), ("com.example.news", "News", "#FF2D55", "#FFFFFF"),
         ("com.example.photos", "Photos", "#FFCC00", "#FFFFFF"), ("com.example.stocks", "Stocks", "#30D158", "#000000"),
     ]
@@ -63,7 +65,9 @@ public enum DemoScenario {
         batch += self.apps.map { app in
             [
                 "type": "app.upsert", "id": .string(app.id), "name": .string(app.name),
-                "identity": ["tint": .string(app.tint), "background": .string(app.background), "keyline": .string(app.tint)],
+                "identity": [
+                    "tint": .string(app.tint), "background": .string(app.background), "keyline": .string(app.tint),
+                ],
             ]
         }
         return batch
@@ -98,7 +102,8 @@ public enum DemoScenario {
                 "phrases": ["Get a ride home with ${applicationName}"],
                 "intent": [
                     "type": "liveActivity", "attributesType": "RideShareAttributes",
-                    "attributes": ["pickup": "Office", "destination": "Home"], "content": ["state": ["status": "searching"]],
+                    "attributes": ["pickup": "Office", "destination": "Home"],
+                    "content": ["state": ["status": "searching"]],
                 ],
             ],
         ]

@@ -55,8 +55,9 @@ extension Engine {
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
         // WK-1, WK-8: sizes follow the model; rendering modes follow the tint and StandBy.
-        if let existing, existing.model != device.model || existing.tint != device.tint
-            || existing.standby != device.standby || existing.nightMode != device.nightMode
+        if let existing,
+            existing.model != device.model || existing.tint != device.tint
+                || existing.standby != device.standby || existing.nightMode != device.nightMode
         {
             let resized = existing.model != device.model
             for id in self.widgetsShown(on: device) {

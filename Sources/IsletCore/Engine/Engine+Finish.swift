@@ -70,7 +70,8 @@ extension Engine {
                     widget.html = html
                     widget.needsRender = false
                 }
-                let context = WidgetJSONContext(device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
+                let context = WidgetJSONContext(
+                    device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
                 if !widget.published {
                     operations.append(.add(path, widget.document(context)))
                 } else {

@@ -30,7 +30,9 @@ extension Engine {
         }
         if let title = upsert.title { shortcut.title = title }
         if let phrases = upsert.phrases { shortcut.phrases = phrases }
-        if let parameter = upsert.parameter { shortcut.parameter = parameter.map { ShortcutParameter(name: $0.name, values: $0.values) } }
+        if let parameter = upsert.parameter {
+            shortcut.parameter = parameter.map { ShortcutParameter(name: $0.name, values: $0.values) }
+        }
         if let intent = upsert.intent { shortcut.intent = Self.intent(intent) }
         for (position, phrase) in shortcut.phrases.enumerated() {
             if let problem = phraseProblem(phrase, appName: app.name, parameter: shortcut.parameter?.name) {
@@ -78,7 +80,9 @@ extension Engine {
         switch shortcut.intent.kind {
         case .liveActivity:
             var attributes = shortcut.intent.attributes
-            if let parameter = shortcut.parameter, let value = run.parameterValue { attributes[parameter.name] = .string(value) }
+            if let parameter = shortcut.parameter, let value = run.parameterValue {
+                attributes[parameter.name] = .string(value)
+            }
             let request = ActivityRequest(
                 id: run.activityId, app: run.app, attributesType: shortcut.intent.attributesType ?? "",
                 attributes: attributes,

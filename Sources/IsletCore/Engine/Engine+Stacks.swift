@@ -14,13 +14,16 @@ extension Engine {
         guard let ids = upsert.widgets ?? existing?.widgetIDs else {
             throw APIError(.invalidArgument, "\"widgets\" is required to create a stack", field: "/widgets")
         }
-        guard self.devices[device] != nil else { throw APIError(.notFound, "no device \"\(device)\"", field: "/device") }
+        guard self.devices[device] != nil else {
+            throw APIError(.notFound, "no device \"\(device)\"", field: "/device")
+        }
         if let existing, existing.device != device {
             throw APIError(.conflict, "a stack stays on its device; delete it and create another", field: "/device")
         }
         for (index, id) in ids.enumerated() {
             try self.checkStackable(
-                id, stack: upsert.id, device: device, family: family, field: JSONPointer(tokens: ["widgets", String(index)]))
+                id, stack: upsert.id, device: device, family: family,
+                field: JSONPointer(tokens: ["widgets", String(index)]))
         }
         var stack = existing ?? Stack(id: upsert.id, device: device, family: family)
         stack.family = family
@@ -59,7 +62,8 @@ extension Engine {
         guard widget.family == family else {
             throw APIError(
                 .invalidArgument,
-                "SS-1: a stack's widgets are all \(family.rawValue); \"\(id)\" is \(widget.family.rawValue)", field: field)
+                "SS-1: a stack's widgets are all \(family.rawValue); \"\(id)\" is \(widget.family.rawValue)",
+                field: field)
         }
         guard widget.device == device else {
             let place = widget.device.map { "on device \"\($0)\"" } ?? "not placed on a device"
@@ -104,11 +108,15 @@ extension Engine {
 
     /// A widget taken out of a stack goes back to the Home Screen of its device.
     private mutating func leaveStack(_ id: String, device: String) {
-        guard let placedOn = self.widgets.modifyExisting(id, { widget -> String? in
-            widget.stack = nil
-            widget.stackSlot = -1
-            return widget.device
-        }) else { return }
+        guard
+            let placedOn = self.widgets.modifyExisting(
+                id,
+                { widget -> String? in
+                    widget.stack = nil
+                    widget.stackSlot = -1
+                    return widget.device
+                })
+        else { return }
         if self.devices[device] != nil, placedOn == device { self.devices[device]?.homeWidgets.append(id) }
         self.touchWidget(id, .stack, render: false)
     }

@@ -8,7 +8,8 @@ extension Engine {
         }
         let at = interaction.at ?? self.now
         guard at <= self.now else {
-            throw APIError(.invalidArgument, "an interaction happens now or in the past, not after \(self.now)", field: "/at")
+            throw APIError(
+                .invalidArgument, "an interaction happens now or in the past, not after \(self.now)", field: "/at")
         }
         var result: JSONObject
         switch interaction.action {
@@ -16,7 +17,8 @@ extension Engine {
         case .view: result = [:]
         case .control:
             guard widget.family.allowsControls else {
-                throw APIError(.invalidArgument, "WK-9: \(widget.family.rawValue) widgets have no controls", field: "/target")
+                throw APIError(
+                    .invalidArgument, "WK-9: \(widget.family.rawValue) widgets have no controls", field: "/target")
             }
             // Controls are inactive on a locked device until the person authenticates.
             if let device = widget.device.flatMap({ self.devices[$0] }), device.locked {

@@ -11,7 +11,8 @@ extension Engine {
     /// What a widget's JSON needs beyond the widget: its device, the budget, the instant.
     func widgetJSONContext(device: String?) -> WidgetJSONContext {
         WidgetJSONContext(
-            device: device.flatMap { self.devices[$0] }, reloadsPerDay: self.configuration.widgetReloadsPerDay, now: self.now)
+            device: device.flatMap { self.devices[$0] }, reloadsPerDay: self.configuration.widgetReloadsPerDay,
+            now: self.now)
     }
 
     /// The whole document entry of a widget, timeline entries included.
@@ -99,7 +100,8 @@ extension Widget {
         case .tap: return self.tapJSON
         case .timeline: return self.timelineJSON(entries: true)
         case .url: return self.url.map(JSONValue.string) ?? .null
-        case .usage: return ["interactions": .number(Double(self.interactions)), "lastAt": date(self.lastInteractionAt)]
+        case .usage:
+            return ["interactions": .number(Double(self.interactions)), "lastAt": date(self.lastInteractionAt)]
         default: preconditionFailure("one member at a time")
         }
     }

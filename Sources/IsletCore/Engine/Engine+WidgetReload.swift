@@ -112,7 +112,8 @@ extension Engine {
             return
         }
         widget.reload.chargeExpiryDeadline = self.scheduler.schedule(
-            .widgetChargeExpiry(widget: self.widgets.slot(of: widget.id)!), at: oldest.adding(milliseconds: millisecondsPerDay))
+            .widgetChargeExpiry(widget: self.widgets.slot(of: widget.id)!),
+            at: oldest.adding(milliseconds: millisecondsPerDay))
     }
 
     /// WK-4: charges older than 24 h leave the window (and `budget.used`).

@@ -102,7 +102,8 @@ extension Engine {
         guard score > (self.kindMaxScores[key] ?? 0) else { return }
         self.kindMaxScores[key] = score
         for id in (self.kindWidgets[key] ?? []).sorted() {
-            guard let slot = self.widgets.slot(of: id), let stack = self.widgets[slot: slot]?.stackSlot, stack >= 0 else {
+            guard let slot = self.widgets.slot(of: id), let stack = self.widgets[slot: slot]?.stackSlot, stack >= 0
+            else {
                 continue
             }
             self.updateMember(slot, of: stack) { $0.kindMax = score }
@@ -178,7 +179,8 @@ extension Widget {
         } else {
             until = untilNextEntry ? .distantFuture : entry.date
         }
-        return MemberRelevance(score: entry.score, eligibleFrom: entry.date, eligibleUntil: until, changedAt: self.changedAt)
+        return MemberRelevance(
+            score: entry.score, eligibleFrom: entry.date, eligibleUntil: until, changedAt: self.changedAt)
     }
 }
 

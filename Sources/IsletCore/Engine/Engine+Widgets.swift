@@ -14,10 +14,12 @@ extension Engine {
         if let existing { widget = existing } else { widget = try self.newWidget(upsert) }
         if let existing {
             if let app = upsert.app, app != existing.app {
-                throw APIError(.conflict, "a widget's app is fixed; delete \"\(upsert.id)\" and create another", field: "/app")
+                throw APIError(
+                    .conflict, "a widget's app is fixed; delete \"\(upsert.id)\" and create another", field: "/app")
             }
             if let kind = upsert.kind, kind != existing.kind {
-                throw APIError(.conflict, "a widget's kind is fixed; delete \"\(upsert.id)\" and create another", field: "/kind")
+                throw APIError(
+                    .conflict, "a widget's kind is fixed; delete \"\(upsert.id)\" and create another", field: "/kind")
             }
         }
         if let device = upsert.device, !device.isEmpty, self.devices[device] == nil {
@@ -26,11 +28,14 @@ extension Engine {
         let before = (device: existing?.device, family: existing?.family)
         if let family = upsert.family, family != widget.family, let stack = widget.stack {
             throw APIError(
-                .conflict, "SS-1: \"\(widget.id)\" is in stack \"\(stack)\", whose widgets are all \(widget.family.rawValue)",
+                .conflict,
+                "SS-1: \"\(widget.id)\" is in stack \"\(stack)\", whose widgets are all \(widget.family.rawValue)",
                 field: "/family")
         }
         if let device = upsert.device, (device.isEmpty ? nil : device) != widget.device, let stack = widget.stack {
-            throw APIError(.conflict, "\"\(widget.id)\" is in stack \"\(stack)\"; take it out of the stack first", field: "/device")
+            throw APIError(
+                .conflict, "\"\(widget.id)\" is in stack \"\(stack)\"; take it out of the stack first", field: "/device"
+            )
         }
         if let family = upsert.family, family != widget.family {
             widget.family = family
@@ -66,7 +71,9 @@ extension Engine {
     }
 
     private func newWidget(_ upsert: WidgetUpsert) throws(APIError) -> Widget {
-        guard let app = upsert.app else { throw APIError(.invalidArgument, "\"app\" is required to create a widget", field: "/app") }
+        guard let app = upsert.app else {
+            throw APIError(.invalidArgument, "\"app\" is required to create a widget", field: "/app")
+        }
         guard let kind = upsert.kind else {
             throw APIError(.invalidArgument, "\"kind\" is required to create a widget", field: "/kind")
         }

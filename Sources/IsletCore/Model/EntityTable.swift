@@ -82,7 +82,9 @@ struct EntityTable<Value: Sendable>: Sendable {
         if let reused = self.free.popLast() {
             slot = reused
         } else {
-            slot = Int32(self.chunks.count == 0 ? 0 : (self.chunks.count - 1) * Self.chunkSize + self.chunks[self.chunks.count - 1].count)
+            slot = Int32(
+                self.chunks.count == 0
+                    ? 0 : (self.chunks.count - 1) * Self.chunkSize + self.chunks[self.chunks.count - 1].count)
             if self.chunks.isEmpty || self.chunks[self.chunks.count - 1].count == Self.chunkSize {
                 self.chunks.append([])
                 self.chunks[self.chunks.count - 1].reserveCapacity(Self.chunkSize)

@@ -259,7 +259,9 @@ func hourOfDay(_ instant: Instant) -> Int {
 
 /// The start of the UTC hour that contains `instant`.
 func hourStart(_ instant: Instant) -> Instant {
-    Instant(millisecondsSinceEpoch: instant.millisecondsSinceEpoch.floorDivided(by: millisecondsPerHour) * millisecondsPerHour)
+    Instant(
+        millisecondsSinceEpoch: instant.millisecondsSinceEpoch.floorDivided(by: millisecondsPerHour)
+            * millisecondsPerHour)
 }
 
 /// The next top of the hour strictly after `instant`.

@@ -17,7 +17,8 @@ func exp2(_ x: Double) -> Double {
     let exponent = Int(whole)
     if exponent < -1000 {
         // Two steps keep intermediate values normal.
-        return sum * Double(sign: .plus, exponent: -1000, significand: 1) * Double(sign: .plus, exponent: exponent + 1000, significand: 1)
+        return sum * Double(sign: .plus, exponent: -1000, significand: 1)
+            * Double(sign: .plus, exponent: exponent + 1000, significand: 1)
     }
     return sum * Double(sign: .plus, exponent: exponent, significand: 1)
 }

@@ -99,7 +99,9 @@ public struct ForecastRequest: Sendable, Hashable {
             throw APIError(.invalidArgument, "at most \(Self.maxPoints) points; use a longer step", field: "/step")
         }
         for (feature, weight) in self.weights where !(-100...100).contains(weight) {
-            throw APIError(.invalidArgument, "a weight is from -100 to 100", field: JSONPointer(tokens: ["weights", feature.rawValue]))
+            throw APIError(
+                .invalidArgument, "a weight is from -100 to 100",
+                field: JSONPointer(tokens: ["weights", feature.rawValue]))
         }
         if let hysteresis = self.hysteresis, !(0...100).contains(hysteresis) {
             throw APIError(.invalidArgument, "hysteresis is from 0 to 100", field: "/hysteresis")
@@ -126,7 +128,8 @@ public struct ForecastRequest: Sendable, Hashable {
             digits = digits.dropLast()
         }
         guard let number = Double(digits), number.isFinite, number >= 0 else {
-            throw APIError(.invalidArgument, "expected a duration such as 900, 900s, 15m or 1h, got \"\(text)\"", field: field)
+            throw APIError(
+                .invalidArgument, "expected a duration such as 900, 900s, 15m or 1h, got \"\(text)\"", field: field)
         }
         return number * scale
     }
@@ -176,7 +179,10 @@ public struct Forecast: Sendable, Hashable {
                     "score": .number(row.score), "widget": .string(row.widget),
                 ]
             }
-            return ["at": .string(point.at.rfc3339), "ranking": .array(rows), "top": point.top.map(JSONValue.string) ?? .null]
+            return [
+                "at": .string(point.at.rfc3339), "ranking": .array(rows),
+                "top": point.top.map(JSONValue.string) ?? .null,
+            ]
         }
         var object = JSONObject(self.settings.entries)
         object["stack"] = .string(self.stack)
@@ -187,7 +193,8 @@ public struct Forecast: Sendable, Hashable {
         object["trial"] = .bool(self.trial)
         object["points"] = .array(points)
         object["rotations"] = .array(self.rotations)
-        object["reloadsDue"] = .array(self.reloadsDue.map { ["at": .string($0.at.rfc3339), "widget": .string($0.widget)] })
+        object["reloadsDue"] = .array(
+            self.reloadsDue.map { ["at": .string($0.at.rfc3339), "widget": .string($0.widget)] })
         return .object(object)
     }
 }
@@ -197,7 +204,8 @@ extension Engine {
     /// - Throws: `not_found` for an unknown stack (no field: the id is in the route).
     /// - Complexity: O(n) to select the stack's deadlines, then O(k log k) for the k transitions
     ///   of the stack and its ≤ 10 widgets in the horizon. The live engine is not changed.
-    public func forecast(stack id: String, _ request: ForecastRequest = ForecastRequest()) throws(APIError) -> Forecast {
+    public func forecast(stack id: String, _ request: ForecastRequest = ForecastRequest()) throws(APIError) -> Forecast
+    {
         guard let stack = self.stacks[id] else { throw APIError(.notFound, "no stack \"\(id)\"") }
         var copy = self
         let members = Set(stack.members.map(\.widgetSlot))
@@ -230,7 +238,8 @@ extension Engine {
             rotations += current.rotations.suffix(min(fresh, current.rotations.count))
             seen = current.rotationCount
             let rows = current.ranking.map {
-                Forecast.Row(widget: current.widget($0), score: $0.score, eligible: $0.eligible, contributions: $0.contributions)
+                Forecast.Row(
+                    widget: current.widget($0), score: $0.score, eligible: $0.eligible, contributions: $0.contributions)
             }
             points.append(Forecast.Point(at: at, top: current.top, ranking: rows))
         }

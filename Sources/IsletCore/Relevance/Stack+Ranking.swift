@@ -31,7 +31,8 @@ extension Stack {
     mutating func evaluate(_ context: EvaluationContext) -> EvaluationOutcome {
         let now = context.now
         let windowStart = now.adding(milliseconds: -millisecondsPerDay)
-        for index in self.members.indices where self.members[index].rotationsToTop.first.map({ $0 <= windowStart }) == true {
+        for index in self.members.indices
+        where self.members[index].rotationsToTop.first.map({ $0 <= windowStart }) == true {
             self.members[index].rotationsToTop.removeAll { $0 <= windowStart }
         }
         let oldTop = self.top
@@ -173,7 +174,9 @@ extension Stack {
         ]
         self.rotations.append(.object(record))
         self.rotationCount += 1
-        if self.rotations.count > Self.rotationsKept { self.rotations.removeFirst(self.rotations.count - Self.rotationsKept) }
+        if self.rotations.count > Self.rotationsKept {
+            self.rotations.removeFirst(self.rotations.count - Self.rotationsKept)
+        }
     }
 
     static let rotationsKept = 50

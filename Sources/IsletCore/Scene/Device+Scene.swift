@@ -106,7 +106,8 @@ extension Engine {
         guard let top = pick.primary else {
             guard widgets != [] else { return .null }
             return [
-                "activity": .null, "scale": 2, "night": .bool(device.nightMode), "tint": device.nightMode ? "red" : .null,
+                "activity": .null, "scale": 2, "night": .bool(device.nightMode),
+                "tint": device.nightMode ? "red" : .null,
                 "height": 0, "extendsBackground": false, "widgets": widgets,
             ]
         }

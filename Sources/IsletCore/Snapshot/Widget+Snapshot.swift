@@ -30,7 +30,9 @@ func snapshotJSON(_ widget: Widget) -> JSONValue {
             "charges": .array(reload.charges.map { .string($0.rfc3339) }),
             "chargeExpiryDeadline": reload.chargeExpiryDeadline.map(number) ?? .null, "scheduled": scheduled,
         ],
-        "habit": widget.habit.map { ["reference": .string($0.reference.rfc3339), "sums": .array($0.sums.map(JSONValue.number))] }
+        "habit": widget.habit.map {
+            ["reference": .string($0.reference.rfc3339), "sums": .array($0.sums.map(JSONValue.number))]
+        }
             ?? .null,
         "interactions": .number(Double(widget.interactions)), "lastInteractionAt": date(widget.lastInteractionAt),
         "entryDeadline": widget.entryDeadline.map(number) ?? .null,
@@ -55,7 +57,8 @@ func snapshotJSON(_ stack: Stack) -> JSONValue {
         "smartRotate": .bool(stack.smartRotate), "suggestions": .bool(stack.suggestions),
         "overrides": stack.overrides.json, "members": .array(members), "top": stack.top.map(JSONValue.string) ?? .null,
         "topSince": date(stack.topSince), "ranking": .array(ranking), "rotations": .array(stack.rotations),
-        "rotationCount": .number(Double(stack.rotationCount)), "evaluationAt": date(stack.evaluationAt), "evaluationDeadline": stack.evaluationDeadline.map(number) ?? .null,
+        "rotationCount": .number(Double(stack.rotationCount)), "evaluationAt": date(stack.evaluationAt),
+        "evaluationDeadline": stack.evaluationDeadline.map(number) ?? .null,
     ]
     return .object(object)
 }
@@ -94,7 +97,8 @@ func restoreWidget(_ reader: SnapshotReader) throws(APIError) -> Widget {
     widget.reload.chargeExpiryDeadline = try reload.optionalCount("chargeExpiryDeadline")
     if let scheduled = try reload.optionalNested("scheduled") {
         widget.reload.scheduled = ScheduledReload(
-            at: try scheduled.instant("at"), reason: try scheduled.string("reason"), charged: try scheduled.bool("charged"),
+            at: try scheduled.instant("at"), reason: try scheduled.string("reason"),
+            charged: try scheduled.bool("charged"),
             deadline: try scheduled.count("deadline"))
     }
     if let habit = try reader.optionalNested("habit") {

@@ -7,21 +7,24 @@ extension BuiltInWidget {
     static let weather = BuiltInWidget(kind: "weather") { view in
         let symbol = weatherSymbol(view.content["condition"]?.stringValue ?? "")
         let temperature = view.number("temperature").map { shortNumber($0) + "°" } ?? ""
-        let range = "H:" + (view.number("high").map { shortNumber($0) + "°" } ?? "") + " L:"
+        let range =
+            "H:" + (view.number("high").map { shortNumber($0) + "°" } ?? "") + " L:"
             + (view.number("low").map { shortNumber($0) + "°" } ?? "")
         switch view.family {
         case .accessoryInline:
             return view.wrap("<span>" + symbol + " " + temperature + " " + view.text("condition") + "</span>")
         case .accessoryCircular:
             return view.wrap(
-                #"<span class='islet-temp'>"# + temperature + #"</span><span class='islet-symbol'>"# + symbol + "</span>")
+                #"<span class='islet-temp'>"# + temperature + #"</span><span class='islet-symbol'>"# + symbol
+                    + "</span>")
         case .accessoryRectangular:
             return view.wrap(
                 paragraph("place", view.text("location")) + "<p>" + symbol + " " + temperature + " "
                     + view.text("condition") + "</p><p>" + range + "</p>")
         case .systemSmall, .systemMedium, .systemLarge:
             var html = paragraph("place", view.text("location")) + paragraph("temp", temperature)
-            html += paragraph("symbol", symbol) + paragraph("condition", view.text("condition")) + paragraph("range", range)
+            html +=
+                paragraph("symbol", symbol) + paragraph("condition", view.text("condition")) + paragraph("range", range)
             if view.isWide, let rain = view.number("precipitation") {
                 html += paragraph("rain", "Chance of rain " + shortNumber(rain) + "%")
             }
@@ -38,7 +41,8 @@ extension BuiltInWidget {
         switch view.family {
         case .accessoryInline:
             return view.wrap(
-                "<span>" + (hasEvent ? view.text(event, "time") + " " + view.text(event, "title") : "No more events today")
+                "<span>"
+                    + (hasEvent ? view.text(event, "time") + " " + view.text(event, "title") : "No more events today")
                     + "</span>")
         case .accessoryCircular:
             return view.wrap(
@@ -56,7 +60,9 @@ extension BuiltInWidget {
             }
             if view.isWide, let later = view.content["later"]?.arrayValue, !later.isEmpty {
                 html += #"<ol class='islet-later'>"#
-                for item in later { html += "<li>" + view.text(item, "time") + " " + view.text(item, "title") + "</li>" }
+                for item in later {
+                    html += "<li>" + view.text(item, "time") + " " + view.text(item, "title") + "</li>"
+                }
                 html += "</ol>"
             }
             return view.wrap(html)
@@ -76,7 +82,8 @@ extension BuiltInWidget {
         if view.isWide {
             let progress = min(1, max(0, view.number("progress") ?? 0)) * 100
             html += paragraph("album", view.text("album"))
-            html += #"<meter class='islet-progress' min='0' max='100' value='"# + shortNumber(progress.rounded())
+            html +=
+                #"<meter class='islet-progress' min='0' max='100' value='"# + shortNumber(progress.rounded())
                 + #"'></meter>"#
         }
         return view.wrap(html + #"<span class='islet-play'>"# + play + "</span>")
@@ -86,12 +93,14 @@ extension BuiltInWidget {
     /// Content: `destination`, `etaMinutes`, `traffic` (`light`/`moderate`/`heavy`), `route`, `arrival`.
     static let traffic = BuiltInWidget(kind: "traffic") { view in
         let traffic = view.content["traffic"]?.stringValue ?? "light"
-        let trafficText = traffic == "heavy" ? "Heavy traffic" : (traffic == "moderate" ? "Moderate traffic" : "Light traffic")
+        let trafficText =
+            traffic == "heavy" ? "Heavy traffic" : (traffic == "moderate" ? "Moderate traffic" : "Light traffic")
         switch view.family {
         case .accessoryInline:
             return view.wrap("<span>🚗 " + view.text("etaMinutes") + " min to " + view.text("destination") + "</span>")
         case .accessoryCircular:
-            return view.wrap(#"<span class='islet-eta'>"# + view.text("etaMinutes") + #"</span><span class='islet-unit'>min</span>"#)
+            return view.wrap(
+                #"<span class='islet-eta'>"# + view.text("etaMinutes") + #"</span><span class='islet-unit'>min</span>"#)
         default:
             var html = paragraph("destination", view.text("destination"))
             html += paragraph("eta", view.text("etaMinutes") + " min")
@@ -116,7 +125,8 @@ extension BuiltInWidget {
             html += #"<ul class='islet-stories'>"#
             for story in stories {
                 html += #"<li data-link='"# + view.text(story, "link") + #"'><span class='islet-headline'>"#
-                html += view.text(story, "headline") + #"</span> <span class='islet-source'>"# + view.text(story, "source")
+                html +=
+                    view.text(story, "headline") + #"</span> <span class='islet-source'>"# + view.text(story, "source")
                 html += "</span></li>"
             }
             html += "</ul>"

@@ -22,7 +22,9 @@ import Testing
         }
     }
 
-    @Test("the demo world: three iPhones, the five activity apps running, seven widgets in a Smart Stack, Lock Screen accessories")
+    @Test(
+        "the demo world: three iPhones, the five activity apps running, seven widgets in a Smart Stack, Lock Screen accessories"
+    )
     func world() throws {
         let engine = try Self.demo()
         #expect(DemoScenario.isLoaded(in: engine))
@@ -32,15 +34,22 @@ import Testing
         #expect(stack["widgets"]?.arrayValue?.count == 7)
         #expect(engine.value(at: "/devices/iphone-15-pro/scene/lockScreen/widgets")?.arrayValue?.count == 3)
         #expect(engine.value(at: "/devices/iphone-15-pro/scene/home/widgets") == ["iphone-15-pro.news.medium"])
-        let running = engine.value(at: "/activities")?.objectValue?.members.filter { $0.value["activityState"] == "active" }
-        #expect(Set(running?.map { String($0.key.split(separator: "-")[0]) } ?? []) == ["coffee", "game", "timer", "ride", "workout"])
+        let running = engine.value(at: "/activities")?.objectValue?.members.filter {
+            $0.value["activityState"] == "active"
+        }
+        #expect(
+            Set(running?.map { String($0.key.split(separator: "-")[0]) } ?? []) == [
+                "coffee", "game", "timer", "ride", "workout",
+            ])
         #expect(engine.value(at: "/apps/com.example.timer/shortcuts")?.arrayValue?.count == 2)
         #expect(engine.value(at: "/widgets/iphone-15-pro.weather/timeline/entries")?.arrayValue?.count == 30)
         let pending = DemoDriver.batches(for: engine, at: engine.now)
         #expect(pending.isEmpty, "everything is in place: \(pending)")
     }
 
-    @Test("advancing the demo through a virtual day rotates the stack through weather (morning), music, traffic and news (evening)")
+    @Test(
+        "advancing the demo through a virtual day rotates the stack through weather (morning), music, traffic and news (evening)"
+    )
     func dayOfRotations() throws {
         var engine = try Self.demo()
         var tops: [String: String] = [:]
@@ -54,8 +63,10 @@ import Testing
         for time in ["19:00", "20:30", "21:55"] { #expect(tops[time] == "iphone-15-pro.news", "\(time)") }
         let rotations = engine.value(at: "/stacks/iphone-15-pro.home/rotations")?.arrayValue ?? []
         let moments = rotations.map { rotation in
-            (String(rotation["at"]?.stringValue?.dropFirst(11).prefix(5) ?? ""),
-             rotation["to"]?.stringValue?.split(separator: ".").last.map(String.init) ?? "")
+            (
+                String(rotation["at"]?.stringValue?.dropFirst(11).prefix(5) ?? ""),
+                rotation["to"]?.stringValue?.split(separator: ".").last.map(String.init) ?? ""
+            )
         }
         let sequence = moments.map(\.1)
         var wanted = ["music", "traffic", "news"][...]
@@ -64,7 +75,8 @@ import Testing
         #expect(moments.contains { $0 == ("08:00", "music") })
         #expect(moments.contains { $0 == ("16:00", "traffic") })
         #expect(moments.contains { $0 == ("19:00", "news") })
-        for rotation in rotations where ["music", "traffic", "news"].contains(where: { rotation["to"]?.stringValue?.hasSuffix($0) == true }) {
+        for rotation in rotations
+        where ["music", "traffic", "news"].contains(where: { rotation["to"]?.stringValue?.hasSuffix($0) == true }) {
             #expect(rotation["contributions"]?["habit"]?.numberValue ?? 0 > 0, "habit drives the day: \(rotation)")
         }
         for device in DemoScenario.devices {
@@ -79,7 +91,8 @@ import Testing
         var scores: Set<String> = []
         var remaining: Set<Double> = []
         try Self.drive(&engine, hours: 8, step: 60) { engine in
-            for member in engine.value(at: "/activities")?.objectValue?.members ?? [] where member.value["activityState"] == "active" {
+            for member in engine.value(at: "/activities")?.objectValue?.members ?? []
+            where member.value["activityState"] == "active" {
                 let state = member.value["content"]?["state"]
                 if member.key.hasPrefix("coffee") { coffeeStates.insert(state?["currentStatus"]?.stringValue ?? "") }
                 if member.key.hasPrefix("game") { scores.insert("\(state?["homeScore"] ?? .null)") }

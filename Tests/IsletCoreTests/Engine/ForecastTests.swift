@@ -40,7 +40,8 @@ import Testing
         #expect(forecast.rotations.count >= 3, "the chart has something to show: \(forecast.rotations.count)")
         #expect(Set(forecast.points.compactMap(\.top)).count >= 3)
         try sim.run([
-            "type": "relevance.setWeights", "stack": "s", "weights": ["habit": 2, "timeline": 0.5, "rotationPenalty": -0.5],
+            "type": "relevance.setWeights", "stack": "s",
+            "weights": ["habit": 2, "timeline": 0.5, "rotationPenalty": -0.5],
             "hysteresis": 0.1, "minDwellSeconds": 1800,
         ])
         let rotationsBefore = sim.get("/stacks/s/rotations")?.arrayValue?.count ?? 0
@@ -58,9 +59,16 @@ import Testing
         }
         try sim.advance(to: forecast.from.adding(seconds: 86_400))
         let rotations = Array((sim.get("/stacks/s/rotations")?.arrayValue ?? []).dropFirst(rotationsBefore))
-        let inHorizon = rotations.filter { ($0["at"]?.stringValue ?? "") < forecast.from.adding(seconds: 86_400).rfc3339 }
-        #expect(inHorizon == forecast.rotations.filter { ($0["at"]?.stringValue ?? "") < forecast.from.adding(seconds: 86_400).rfc3339 })
-        #expect(forecast.json["reloadsDue"]?.arrayValue?.isEmpty == false, "timelines ending inside the day are reported")
+        let inHorizon = rotations.filter {
+            ($0["at"]?.stringValue ?? "") < forecast.from.adding(seconds: 86_400).rfc3339
+        }
+        #expect(
+            inHorizon
+                == forecast.rotations.filter {
+                    ($0["at"]?.stringValue ?? "") < forecast.from.adding(seconds: 86_400).rfc3339
+                })
+        #expect(
+            forecast.json["reloadsDue"]?.arrayValue?.isEmpty == false, "timelines ending inside the day are reported")
     }
 
     @Test("without trial weights the forecast runs the stack's own settings; its JSON is the chart's data")

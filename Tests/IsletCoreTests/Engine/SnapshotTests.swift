@@ -66,18 +66,24 @@ import Testing
         #expect(restored.value(at: "/activities/a1/content/state/status") == "p")
     }
 
-    @Test("widgets, timelines, held content, reload budgets, habits, stacks, rotations, weights and shortcuts survive a snapshot")
+    @Test(
+        "widgets, timelines, held content, reload budgets, habits, stacks, rotations, weights and shortcuts survive a snapshot"
+    )
     func widgetState() throws {
         var sim = try Simulation.widgets()
         try sim.run(["type": "relevance.setWeights", "weights": ["habit": 2], "minDwellSeconds": 0])
         try sim.run([
             "type": "shortcut.upsert", "app": "coffee", "id": "order", "phrases": ["Order with coffee"],
-            "intent": ["type": "liveActivity", "attributesType": "CoffeeDeliveryAttributes", "content": ["state": [:]]],
+            "intent": [
+                "type": "liveActivity", "attributesType": "CoffeeDeliveryAttributes", "content": ["state": [:]],
+            ],
         ])
         try sim.run(["type": "shortcut.run", "app": "coffee", "id": "order"])
         for (index, id) in ["a", "b", "c"].enumerated() {
             try sim.addWidget(id, kind: ["weather", "news", "music"][index], extra: ["placeholder": ["x": 1]])
-            let entries = (0..<6).map { sim.entry(Double($0 * 1800 + index * 300), score: Double(($0 + index) % 4) * 10, duration: 900) }
+            let entries = (0..<6).map {
+                sim.entry(Double($0 * 1800 + index * 300), score: Double(($0 + index) % 4) * 10, duration: 900)
+            }
             try sim.setTimeline(id, entries)
             try sim.use(id, secondsAgo: Double(index + 1) * 3600)
         }
@@ -101,7 +107,8 @@ import Testing
         }
         #expect(restored.documentBytes == sim.engine.documentBytes)
         #expect(
-            try restored.forecast(stack: "s", ForecastRequest(hours: 4)) == sim.engine.forecast(stack: "s", ForecastRequest(hours: 4)))
+            try restored.forecast(stack: "s", ForecastRequest(hours: 4))
+                == sim.engine.forecast(stack: "s", ForecastRequest(hours: 4)))
     }
 
     @Test("a malformed snapshot is refused with the member named")

@@ -3,9 +3,12 @@ import Testing
 
 /// SC-1, SC-2.
 @Suite struct ShortcutRuleTests {
-    static func upsert(_ id: String, phrases: [String], parameter: JSONValue? = nil, intent: JSONValue? = nil) -> JSONValue {
+    static func upsert(_ id: String, phrases: [String], parameter: JSONValue? = nil, intent: JSONValue? = nil)
+        -> JSONValue
+    {
         var command: JSONObject = [
-            "type": "shortcut.upsert", "app": "timer", "id": .string(id), "phrases": .array(phrases.map(JSONValue.string)),
+            "type": "shortcut.upsert", "app": "timer", "id": .string(id),
+            "phrases": .array(phrases.map(JSONValue.string)),
             "intent": intent ?? [
                 "type": "liveActivity", "attributesType": "TimerAttributes", "attributes": ["name": "Timer"],
                 "content": ["state": ["remainingSeconds": 300]],
@@ -22,7 +25,8 @@ import Testing
         return sim
     }
 
-    @Test("SC-1 at most 10 App Shortcuts per app; every phrase names the app; at most one parameter, from a finite list")
+    @Test(
+        "SC-1 at most 10 App Shortcuts per app; every phrase names the app; at most one parameter, from a finite list")
     func sc1Rules() throws {
         var sim = try Self.world()
         let noName = #expect(throws: APIError.self) { try sim.run(Self.upsert("x", phrases: ["Start a countdown"])) }
@@ -56,7 +60,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SC-2 a Live Activity intent starts an activity while the app is in the background; ordering is declared, then by use")
+    @Test(
+        "SC-2 a Live Activity intent starts an activity while the app is in the background; ordering is declared, then by use"
+    )
     func sc2Run() throws {
         var sim = try Self.world()
         let visibility = #expect(throws: APIError.self) {

@@ -15,7 +15,9 @@ import Testing
         return sim
     }
 
-    @Test("SS-1 a stack holds at most 10 widgets, all of one system family and its device, none of another stack; no stacks on the Lock Screen")
+    @Test(
+        "SS-1 a stack holds at most 10 widgets, all of one system family and its device, none of another stack; no stacks on the Lock Screen"
+    )
     func ss1Structure() throws {
         var sim = try Simulation.widgets()
         for index in 0..<11 { try sim.addWidget("w\(index)") }
@@ -46,7 +48,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-2 a widget whose entry scores 0 is never on top, however high its other features; a candidate only within its relevance window")
+    @Test(
+        "SS-2 a widget whose entry scores 0 is never on top, however high its other features; a candidate only within its relevance window"
+    )
     func ss2Eligibility() throws {
         var sim = try Self.world([("zero", "weather", 0), ("scored", "news", 10)])
         for day in 1...5 { try sim.use("zero", secondsAgo: Double(day) * 86_400 - 60) }
@@ -55,7 +59,9 @@ import Testing
         #expect(sim.top("s") == "scored")
         #expect(sim.rankingRow("s", "zero")?["eligible"] == false)
         #expect(sim.rankingRow("s", "zero")?["features"]?["habit"] == 1)
-        #expect((sim.rankingRow("s", "zero")?["score"]?.numberValue ?? 0) > (sim.rankingRow("s", "scored")?["score"]?.numberValue ?? 0))
+        #expect(
+            (sim.rankingRow("s", "zero")?["score"]?.numberValue ?? 0)
+                > (sim.rankingRow("s", "scored")?["score"]?.numberValue ?? 0))
         for _ in 0..<24 {
             try sim.advance(seconds: 3600)
             #expect(sim.top("s") == "scored")
@@ -72,7 +78,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-3 entry scores are normalized per app and kind by the highest score that kind ever sent, before comparing widgets")
+    @Test(
+        "SS-3 entry scores are normalized per app and kind by the highest score that kind ever sent, before comparing widgets"
+    )
     func ss3Normalization() throws {
         var sim = try Self.world([("small", "weather", 10), ("large", "news", 1000)])
         try sim.stack("s", ["small", "large"])
@@ -91,7 +99,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-4 score = Σ weight × feature, features in [0, 1], contributions add up to the score exactly; habit follows use at this hour of day")
+    @Test(
+        "SS-4 score = Σ weight × feature, features in [0, 1], contributions add up to the score exactly; habit follows use at this hour of day"
+    )
     func ss4Model() throws {
         var sim = try Self.world([("morning", "weather", 30), ("nine", "news", 70), ("idle", "music", 50)])
         for day in 1...3 {
@@ -112,7 +122,8 @@ import Testing
                 for member in features.members {
                     let value = try #require(member.value.numberValue)
                     #expect((0...1).contains(value))
-                    #expect(contributions[member.key]?.numberValue == value * (weights[member.key]?.numberValue ?? .nan))
+                    #expect(
+                        contributions[member.key]?.numberValue == value * (weights[member.key]?.numberValue ?? .nan))
                 }
             }
             if hour == 0 {
@@ -130,7 +141,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-5 a better candidate within the dwell time waits until the top has stayed minDwellSeconds; the rotation is recorded with the winner's contributions")
+    @Test(
+        "SS-5 a better candidate within the dwell time waits until the top has stayed minDwellSeconds; the rotation is recorded with the winner's contributions"
+    )
     func ss5Dwell() throws {
         var sim = try Self.world([("a", "weather", 50), ("b", "weather", 10)])
         try sim.stack("s", ["a", "b"])
@@ -159,7 +172,9 @@ import Testing
     @Test("SS-5 a candidate must beat the top by more than the hysteresis")
     func ss5Hysteresis() throws {
         var sim = try Self.world([("a", "weather", 50), ("b", "weather", 10)])
-        try sim.run(["type": "relevance.setWeights", "weights": ["freshness": 0], "hysteresis": 0.5, "minDwellSeconds": 0])
+        try sim.run([
+            "type": "relevance.setWeights", "weights": ["freshness": 0], "hysteresis": 0.5, "minDwellSeconds": 0,
+        ])
         try sim.stack("s", ["a", "b"])
         try sim.setTimeline("b", [sim.entry(0, score: 70)], policy: "never")
         #expect(sim.rankingRow("s", "b")?["score"] == 1)
@@ -170,13 +185,17 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-5 rotations of one widget to the top are capped per rolling 24 h; smart rotation off keeps the first widget on top")
+    @Test(
+        "SS-5 rotations of one widget to the top are capped per rolling 24 h; smart rotation off keeps the first widget on top"
+    )
     func ss5CapAndOff() throws {
         var configuration = SimulatorConfiguration()
         configuration.stackRotationsPerWidgetPerDay = 1
         var sim = Simulation(configuration: configuration)
         try sim.setUp(apps: ["coffee"])
-        try sim.run(["type": "relevance.setWeights", "weights": ["rotationPenalty": 0], "hysteresis": 0, "minDwellSeconds": 0])
+        try sim.run([
+            "type": "relevance.setWeights", "weights": ["rotationPenalty": 0], "hysteresis": 0, "minDwellSeconds": 0,
+        ])
         for (id, score) in [("a", 50.0), ("b", 10.0)] {
             try sim.addWidget(id)
             try sim.setTimeline(id, [sim.entry(0, score: score)], policy: "never")
@@ -224,7 +243,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("SS-6 changing the global weights re-ranks every stack in the same revision; a stack's own weights override them")
+    @Test(
+        "SS-6 changing the global weights re-ranks every stack in the same revision; a stack's own weights override them"
+    )
     func ss6Weights() throws {
         var sim = try Simulation.widgets()
         try sim.run(["type": "relevance.setWeights", "weights": ["habit": 0]])

@@ -3,10 +3,13 @@ import Testing
 
 /// WK-1 … WK-9 on the virtual clock.
 @Suite struct WidgetRuleTests {
-    @Test("WK-1 sizes come from the device's row of the table; accessory widgets go on the Lock Screen, system ones on the Home Screen, systemSmall also in StandBy")
+    @Test(
+        "WK-1 sizes come from the device's row of the table; accessory widgets go on the Lock Screen, system ones on the Home Screen, systemSmall also in StandBy"
+    )
     func wk1Families() throws {
         var sim = Simulation()
-        try sim.setUp(devices: ["d1": "iphone-15-pro", "max": "iphone-16-pro-max", "se": "iphone-se-3"], apps: ["coffee"])
+        try sim.setUp(
+            devices: ["d1": "iphone-15-pro", "max": "iphone-16-pro-max", "se": "iphone-se-3"], apps: ["coffee"])
         try sim.addWidget("small", family: "systemSmall")
         try sim.addWidget("circle", family: "accessoryCircular")
         try sim.addWidget("medium", family: "systemMedium", device: "se")
@@ -24,13 +27,17 @@ import Testing
         try sim.run(["type": "device.upsert", "id": "d1", "standby": true])
         #expect(sim.get("/devices/d1/scene/standby/widgets") == ["small"])
         let error = #expect(throws: APIError.self) {
-            try sim.run(["type": "widget.upsert", "id": "x", "app": "coffee", "kind": "k", "family": "systemExtraLarge"])
+            try sim.run([
+                "type": "widget.upsert", "id": "x", "app": "coffee", "kind": "k", "family": "systemExtraLarge",
+            ])
         }
         #expect(error?.field == "/commands/0/family")
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-2 the current entry is the latest with date ≤ now; before the first, the previous content or the placeholder")
+    @Test(
+        "WK-2 the current entry is the latest with date ≤ now; before the first, the previous content or the placeholder"
+    )
     func wk2CurrentEntry() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("w")
@@ -47,14 +54,19 @@ import Testing
         // A new timeline that starts later keeps the previous content on screen.
         let before = sim.get("/widgets/w/render/html")
         try sim.setTimeline("w", [sim.entry(900)])
-        #expect(sim.get("/widgets/w/current") == ["index": nil, "date": "2026-11-22T08:20:00Z", "placeholder": false, "previous": true])
+        #expect(
+            sim.get("/widgets/w/current") == [
+                "index": nil, "date": "2026-11-22T08:20:00Z", "placeholder": false, "previous": true,
+            ])
         #expect(sim.get("/widgets/w/render/html") == before)
         try sim.advance(seconds: 900)
         #expect(sim.get("/widgets/w/current/index") == 0)
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-3 reload policies: atEnd at the last entry (single entry: 30 min after it), after(d) at d, never only on request")
+    @Test(
+        "WK-3 reload policies: atEnd at the last entry (single entry: 30 min after it), after(d) at d, never only on request"
+    )
     func wk3Policies() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("w")
@@ -74,7 +86,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-4 the 73rd reload within 24 h is deferred to the instant the oldest charged reload leaves the window; free reasons are not charged")
+    @Test(
+        "WK-4 the 73rd reload within 24 h is deferred to the instant the oldest charged reload leaves the window; free reasons are not charged"
+    )
     func wk4Budget() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("w")
@@ -85,9 +99,10 @@ import Testing
             #expect(result["scheduledAt"] == .string(sim.engine.now.rfc3339), "reload \(index + 1) happens at once")
             try sim.advance(seconds: 300)
         }
-        #expect(sim.get("/widgets/w/reload/budget") == [
-            "limit": 72, "used": 72, "windowHours": 24, "nextSlotAt": "2026-11-23T08:00:00Z",
-        ])
+        #expect(
+            sim.get("/widgets/w/reload/budget") == [
+                "limit": 72, "used": 72, "windowHours": 24, "nextSlotAt": "2026-11-23T08:00:00Z",
+            ])
         let free = try sim.run(["type": "widget.reload", "id": "w", "reason": "foreground"]).results[0]
         #expect(free["scheduledAt"] == .string(sim.engine.now.rfc3339), "a free reload happens at once")
         #expect(sim.get("/widgets/w/reload/budget/used") == 72)
@@ -105,7 +120,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-5 a charged reload happens at least 5 minutes after the previous one, never before the instant asked; free ones at once")
+    @Test(
+        "WK-5 a charged reload happens at least 5 minutes after the previous one, never before the instant asked; free ones at once"
+    )
     func wk5Spacing() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("w")
@@ -148,7 +165,9 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-7 more than 400 entries are refused; the placeholder shows shapes, not text; layout margins and logo corner are stated")
+    @Test(
+        "WK-7 more than 400 entries are refused; the placeholder shows shapes, not text; layout margins and logo corner are stated"
+    )
     func wk7Limits() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("w", extra: ["placeholder": ["temperature": 20, "condition": "Sunny"]])
@@ -166,29 +185,39 @@ import Testing
         #expect(throws: APIError.self) { try sim.setTimeline("w", Array(many.prefix(11))) }
     }
 
-    @Test("WK-8 rendering mode by place: Home Screen full color or accented under a tint, Lock Screen vibrant, StandBy background removed and red at night")
+    @Test(
+        "WK-8 rendering mode by place: Home Screen full color or accented under a tint, Lock Screen vibrant, StandBy background removed and red at night"
+    )
     func wk8RenderingModes() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("home")
         try sim.addWidget("lock", family: "accessoryRectangular")
-        #expect(sim.get("/widgets/home/presentation") == [
-            "place": "home", "renderingMode": "fullColor", "backgroundRemoved": false, "tint": nil, "standby": nil,
-        ])
-        #expect(sim.get("/widgets/lock/presentation") == [
-            "place": "lockScreen", "renderingMode": "vibrant", "backgroundRemoved": true, "tint": nil, "standby": nil,
-        ])
+        #expect(
+            sim.get("/widgets/home/presentation") == [
+                "place": "home", "renderingMode": "fullColor", "backgroundRemoved": false, "tint": nil, "standby": nil,
+            ])
+        #expect(
+            sim.get("/widgets/lock/presentation") == [
+                "place": "lockScreen", "renderingMode": "vibrant", "backgroundRemoved": true, "tint": nil,
+                "standby": nil,
+            ])
         try sim.run(["type": "device.upsert", "id": "d1", "tint": "#FF9500", "standby": true, "nightMode": true])
         #expect(sim.get("/widgets/home/presentation/renderingMode") == "accented")
         #expect(sim.get("/widgets/home/presentation/tint") == "#FF9500")
         #expect(sim.get("/devices/d1/scene/home/renderingMode") == "accented")
-        #expect(sim.get("/widgets/home/presentation/standby") == ["backgroundRemoved": true, "renderingMode": "vibrant", "tint": "red"])
+        #expect(
+            sim.get("/widgets/home/presentation/standby") == [
+                "backgroundRemoved": true, "renderingMode": "vibrant", "tint": "red",
+            ])
         try sim.run(["type": "device.upsert", "id": "d1", "tint": "", "nightMode": false])
         #expect(sim.get("/widgets/home/presentation/renderingMode") == "fullColor")
         #expect(sim.get("/widgets/home/presentation/standby/tint") == .null)
         try sim.expectPatchesReplay()
     }
 
-    @Test("WK-9 a tap opens the Link's URL, else the widget URL, else the app; inline and circular have one target; a control reloads for free")
+    @Test(
+        "WK-9 a tap opens the Link's URL, else the widget URL, else the app; inline and circular have one target; a control reloads for free"
+    )
     func wk9Taps() throws {
         var sim = try Simulation.widgets()
         try sim.addWidget("news", kind: "news", family: "systemMedium", extra: ["url": "news://home"])
@@ -231,7 +260,13 @@ func stripTags(_ html: String) -> String {
     var text = ""
     var inTag = false
     for character in html {
-        if character == "<" { inTag = true } else if character == ">" { inTag = false } else if !inTag { text.append(character) }
+        if character == "<" {
+            inTag = true
+        } else if character == ">" {
+            inTag = false
+        } else if !inTag {
+            text.append(character)
+        }
     }
     return text
 }

@@ -34,7 +34,12 @@ struct CommandGenerator {
                     "family": "systemSmall", "device": "d1",
                 ]
             }
-            + [["type": "stack.upsert", "id": "st1", "device": "d1", "family": "systemSmall", "widgets": ["g1", "g2", "g3"]]]
+            + [
+                [
+                    "type": "stack.upsert", "id": "st1", "device": "d1", "family": "systemSmall",
+                    "widgets": ["g1", "g2", "g3"],
+                ]
+            ]
     }
 
     mutating func batch(now: Instant) -> [JSONValue] {
@@ -181,7 +186,8 @@ extension CommandGenerator {
         case 28..<32:
             let members = (0..<self.int(0...4)).map { _ in JSONValue.string(self.pick(self.widgets)) }
             return [
-                "type": "stack.upsert", "id": .string(self.pick(self.stackIDs)), "device": .string(self.pick(["d1", "d2"])),
+                "type": "stack.upsert", "id": .string(self.pick(self.stackIDs)),
+                "device": .string(self.pick(["d1", "d2"])),
                 "family": "systemSmall", "widgets": .array(members), "smartRotate": .bool(self.chance(80)),
             ]
         case 32..<33: return ["type": "stack.delete", "id": .string(self.pick(self.stackIDs))]
@@ -198,10 +204,14 @@ extension CommandGenerator {
             return [
                 "type": "shortcut.upsert", "app": .string(self.pick(self.apps)), "id": .string(self.pick(["a", "b"])),
                 "phrases": ["Go with ${applicationName}"],
-                "intent": ["type": "liveActivity", "attributesType": "TimerAttributes", "content": ["state": ["n": 1]]],
+                "intent": [
+                    "type": "liveActivity", "attributesType": "TimerAttributes", "content": ["state": ["n": 1]],
+                ],
             ]
         default:
-            return ["type": "shortcut.run", "app": .string(self.pick(self.apps)), "id": .string(self.pick(["a", "b"]))]
+            return [
+                "type": "shortcut.run", "app": .string(self.pick(self.apps)), "id": .string(self.pick(["a", "b"])),
+            ]
         }
     }
 
@@ -226,13 +236,18 @@ extension CommandGenerator {
             ]
             if self.chance(80) {
                 entry["relevance"] = [
-                    "score": .number(Double(self.int(0...100))), "duration": .number(Double(self.pick([0, 600, 3600]))),
+                    "score": .number(Double(self.int(0...100))),
+                    "duration": .number(Double(self.pick([0, 600, 3600]))),
                 ]
             }
             return .object(entry)
         }
         let policy: JSONValue =
-            self.chance(70) ? "atEnd" : (self.chance(50) ? "never" : ["after": .string(now.adding(seconds: 1800).rfc3339)])
-        return ["type": "widget.setTimeline", "id": .string(self.pick(self.widgets)), "entries": .array(entries), "policy": policy]
+            self.chance(70)
+            ? "atEnd" : (self.chance(50) ? "never" : ["after": .string(now.adding(seconds: 1800).rfc3339)])
+        return [
+            "type": "widget.setTimeline", "id": .string(self.pick(self.widgets)), "entries": .array(entries),
+            "policy": policy,
+        ]
     }
 }

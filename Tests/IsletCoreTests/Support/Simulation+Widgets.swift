@@ -20,7 +20,8 @@ extension Simulation {
     /// One entry `at` seconds from now, with `score` (nil: no relevance) and `duration`.
     func entry(_ at: Double, score: Double? = nil, duration: Double = 0, content: JSONValue? = nil) -> JSONValue {
         var object: JSONObject = [
-            "date": self.date(after: at), "content": content ?? ["temperature": .number(at / 60), "condition": "Sunny"],
+            "date": self.date(after: at),
+            "content": content ?? ["temperature": .number(at / 60), "condition": "Sunny"],
         ]
         if let score { object["relevance"] = ["score": .number(score), "duration": .number(duration)] }
         return .object(object)
@@ -50,7 +51,10 @@ extension Simulation {
 
     /// `widget.interact` (a view) `secondsAgo` before now.
     mutating func use(_ id: String, secondsAgo: Double, action: String = "view") throws(APIError) {
-        try self.run(["type": "widget.interact", "id": .string(id), "action": .string(action), "at": self.date(after: -secondsAgo)])
+        try self.run([
+            "type": "widget.interact", "id": .string(id), "action": .string(action),
+            "at": self.date(after: -secondsAgo),
+        ])
     }
 
     /// `clock.advance` to an absolute instant.
