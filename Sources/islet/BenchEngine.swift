@@ -93,6 +93,7 @@ struct BenchEngine: ParsableCommand {
             try BenchWidgetWorld.add(to: &engine, options)
             let setup = ContinuousClock.now - setupStart
             let built = residentMiB()
+            let cpuStart = threadCPUSeconds()
             let start = ContinuousClock.now
             var transitions = 0
             var ops = 0
@@ -107,9 +108,11 @@ struct BenchEngine: ParsableCommand {
                 bytes += revision.encodedOps.count
             }
             let elapsed = ContinuousClock.now - start
+            let cpu = threadCPUSeconds() - cpuStart
             let perTransition = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
             print(
                 "24 h, \(stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"): \(format(elapsed))"
+                    + String(format: " (CPU %.2f s)", cpu)
                     + " for \(transitions) transitions (\(String(format: "%.2f", perTransition / Double(max(1, transitions)))) µs each),"
                     + " \(ops) ops, \(bytes / 1_048_576) MiB of patch; setup \(format(setup));"
                     + " resident \(built) MiB after setup (\(built - baseline) MiB for the world), \(residentMiB()) MiB after;"
@@ -265,6 +268,13 @@ private func format(_ duration: Duration) -> String {
     if micros < 1000 { return String(format: "%.1f µs", micros) }
     if micros < 1e6 { return String(format: "%.1f ms", micros / 1000) }
     return String(format: "%.2f s", micros / 1e6)
+}
+
+/// CPU seconds used by the calling thread (robust when other processes share the machine).
+private func threadCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
 /// The process's resident memory now, in MiB (0 when unknown).

@@ -78,15 +78,10 @@ public struct JSONWriter: Sendable {
 
     public mutating func write(string: String) {
         self.bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copy them whole.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            self.bytes.append(contentsOf: string.utf8)
-            self.bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        // Copy the runs between characters that need an escape whole.
-        var utf8 = string
-        utf8.withUTF8 { buffer in
+        // One pass over the UTF-8 bytes, copying the runs between characters that need an
+        // escape whole (most strings have none).
+        var text = string
+        text.withUTF8 { buffer in
             var start = 0
             for index in 0..<buffer.count {
                 let byte = buffer[index]
@@ -116,22 +111,26 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    // Elements are read in place (indices, not iteration): iterating would copy each member
+    // and retain its strings and buffers, a large share of encoding a big patch.
+
     public mutating func write(array: [JSONValue]) {
         self.bytes.append(UInt8(ascii: "["))
-        for (index, element) in array.enumerated() {
+        for index in array.indices {
             if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(element)
+            self.write(array[index])
         }
         self.bytes.append(UInt8(ascii: "]"))
     }
 
     public mutating func write(object: JSONObject) {
         self.bytes.append(UInt8(ascii: "{"))
-        for (index, member) in object.members.enumerated() {
+        let members = object.members
+        for index in members.indices {
             if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(string: member.key)
+            self.write(string: members[index].key)
             self.bytes.append(UInt8(ascii: ":"))
-            self.write(member.value)
+            self.write(members[index].value)
         }
         self.bytes.append(UInt8(ascii: "}"))
     }

@@ -18,6 +18,9 @@ struct Stack: Sendable {
     var rotations: [JSONValue] = []
     /// Rotations ever recorded (so a forecast can tell which of `rotations` are new).
     var rotationCount = 0
+    /// The earliest of the members' `rotationsToTop` (so an evaluation prunes them only when one
+    /// left the window, without reading every member's list).
+    var oldestRotation: Instant?
     /// The armed re-evaluation deadline: its instant and sequence.
     var evaluationAt: Instant?
     var evaluationDeadline: UInt64?

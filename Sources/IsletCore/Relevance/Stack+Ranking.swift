@@ -31,9 +31,13 @@ extension Stack {
     mutating func evaluate(_ context: EvaluationContext) -> EvaluationOutcome {
         let now = context.now
         let windowStart = now.adding(milliseconds: -millisecondsPerDay)
-        for index in self.members.indices
-        where self.members[index].rotationsToTop.first.map({ $0 <= windowStart }) == true {
-            self.members[index].rotationsToTop.removeAll { $0 <= windowStart }
+        if let oldest = self.oldestRotation, oldest <= windowStart {
+            var earliest: Instant?
+            for index in self.members.indices {
+                self.members[index].rotationsToTop.removeAll { $0 <= windowStart }
+                if let first = self.members[index].rotationsToTop.first { earliest = min(earliest ?? first, first) }
+            }
+            self.oldestRotation = earliest
         }
         let oldTop = self.top
         let oldRanking = self.ranking
@@ -165,6 +169,7 @@ extension Stack {
     private mutating func rotate(to winner: RankedMember, from loser: RankedMember, at now: Instant) {
         self.members[loser.position].leftTopAt = now
         self.members[winner.position].rotationsToTop.append(now)
+        self.oldestRotation = self.oldestRotation ?? now
         self.top = self.members[winner.position].widget
         self.topSince = now
         let record: JSONObject = [

@@ -87,6 +87,7 @@ extension Engine {
             stack.members[index].kindMax = self.kindMaxScores[widget.kindKey] ?? 0
             stack.members[index].habit = widget.habit
         }
+        stack.oldestRotation = stack.members.compactMap(\.rotationsToTop.first).min()
         self.stacks[stack.id] = stack
         let stackSlot = self.stacks.slot(of: stack.id)!
         for member in stack.members { self.widgets.modify(slot: member.widgetSlot) { $0.stackSlot = stackSlot } }
