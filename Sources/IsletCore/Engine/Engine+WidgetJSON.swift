@@ -21,11 +21,6 @@ extension Engine {
         widget.document(self.widgetJSONContext(device: widget.device), withEntries: withEntries)
     }
 
-    /// One member of a widget's document entry.
-    func widgetMember(_ member: WidgetMembers, _ widget: Widget) -> JSONValue {
-        widget.member(member, self.widgetJSONContext(device: widget.device))
-    }
-
     func stackJSON(_ stack: Stack) -> JSONValue {
         let effective = self.relevance.applying(stack.overrides)
         let relevance: JSONObject = [

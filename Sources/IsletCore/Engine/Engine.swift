@@ -175,15 +175,3 @@ struct StoredTemplate: Sendable {
     var source: String
     var compiled: any CompiledTemplate
 }
-
-extension TreeDictionary {
-    /// Calls `body` on the value for `key` in place, without copying it out; `nil` when the key
-    /// is absent. (Reading `dictionary[key]` copies the value, which retains every reference it
-    /// holds: too slow for the entities changed millions of times in a day.)
-    /// - Complexity: O(log n).
-    @inline(__always)
-    mutating func modifyExisting<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
-        guard self.index(forKey: key) != nil else { return nil }
-        return self.updateValue(forKey: key, default: { () -> Value in preconditionFailure("present") }()) { body(&$0) }
-    }
-}

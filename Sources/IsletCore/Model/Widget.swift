@@ -290,9 +290,6 @@ struct WidgetMembers: OptionSet, Sendable, Hashable {
     static let url = WidgetMembers(rawValue: 1 << 12)
     static let usage = WidgetMembers(rawValue: 1 << 13)
 
-    /// The members that change with what is shown.
-    static let shown: WidgetMembers = [.current, .render, .tap]
-
     /// Member names, in key order, with their bits.
     static let names: [(String, WidgetMembers)] = [
         ("configuration", .configuration), ("current", .current), ("device", .device), ("family", .family),
