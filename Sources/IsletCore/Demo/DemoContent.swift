@@ -172,15 +172,16 @@ enum DemoContent {
         return ["tickers": .array(tickers)]
     }
 
-    /// A demo timeline: hourly entries for 30 hours from the hour containing `now`, asking for
-    /// the next one in 6 hours (so at any time at least a day lies ahead, for forecasts).
+    /// A demo timeline: hourly entries for 30 hours from the hour containing `now`, each a
+    /// candidate for its hour (`duration` 3600), asking for the next timeline in 6 hours (so at
+    /// any time at least a day lies ahead, for forecasts).
     static func timeline(widget id: String, kind: String, at now: Instant) -> JSONValue {
         let start = hourStart(now)
         let entries: [JSONValue] = (0..<30).map { offset in
             let date = start.adding(milliseconds: Int64(offset) * millisecondsPerHour)
             return [
                 "date": .string(date.rfc3339), "content": self.content(kind, at: date),
-                "relevance": ["score": .number(self.score(kind, hour: hourOfDay(date))), "duration": 0],
+                "relevance": ["score": .number(self.score(kind, hour: hourOfDay(date))), "duration": 3600],
             ]
         }
         return [
