@@ -15,6 +15,7 @@ public struct MustacheRenderer: PresentationRenderer {
 
     private let builtIns: [String: CompiledPresentation]
     private let fallback: CompiledPresentation
+    private let widgetBuiltIns: [String: BuiltInWidget]
 
     /// Compiles the built-in and default templates once.
     public init() {
@@ -24,10 +25,27 @@ public struct MustacheRenderer: PresentationRenderer {
         }
         self.builtIns = builtIns
         self.fallback = CompiledPresentation(BuiltInPresentation.keyValueList)
+        var widgets: [String: BuiltInWidget] = [:]
+        for widget in BuiltInWidget.all { widgets[widget.kind] = widget }
+        self.widgetBuiltIns = widgets
     }
 
     /// The attributes types that have a built-in presentation.
     public static var builtInAttributesTypes: [String] { BuiltInPresentation.all.map(\.attributesType).sorted() }
+
+    /// The widget kinds that have a built-in design.
+    public static var builtInWidgetKinds: [String] { BuiltInWidget.all.map(\.kind).sorted() }
+
+    /// Renders a widget: the app's template for its kind (Mustache, with `view` holding the
+    /// family flags), else the built-in design of the kind, else the engine's default list.
+    /// Every value is escaped.
+    public func renderWidget(_ request: WidgetRenderRequest) -> String {
+        if let own = (request.template as? Compiled)?.template {
+            return own.render(mustacheContext(request.context.setting("view", .object(familyFlags(request.family)))))
+        }
+        guard let builtIn = self.widgetBuiltIns[request.kind] else { return defaultWidgetHTML(request) }
+        return builtIn.render(WidgetHTML(request))
+    }
 
     public func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
         try TemplateSafety.check(source)
@@ -82,4 +100,16 @@ private func describe(_ error: any Error) -> String {
         return "\(parse.error) at line \(parse.context.lineNumber), column \(parse.context.columnNumber)"
     }
     return "\(error)"
+}
+
+/// `view`'s family flags for an app's widget template: `small`, `medium`, `large`, `wide`,
+/// `circular`, `rectangular`, `inline`, `system`, `accessory`.
+func familyFlags(_ family: WidgetFamily) -> JSONObject {
+    [
+        "accessory": .bool(family.isAccessory), "circular": .bool(family == .accessoryCircular),
+        "inline": .bool(family == .accessoryInline), "large": .bool(family == .systemLarge),
+        "medium": .bool(family == .systemMedium), "rectangular": .bool(family == .accessoryRectangular),
+        "small": .bool(family == .systemSmall), "system": .bool(!family.isAccessory),
+        "wide": .bool(family == .systemMedium || family == .systemLarge),
+    ]
 }

@@ -20,8 +20,20 @@ struct BenchEngine: ParsableCommand {
     @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
     @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
     @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
+    @Option(help: "Widgets in the widget scale world (0 skips it); ten to a stack.") var widgets = 0
+    @Option(help: "Timeline entries per widget.") var entries = 24
+    @Flag(help: "Start each widget's hourly entries at its own minute instead of on the hour.") var stagger = false
+    @Flag(help: "Only the widget scale rows.") var widgetsOnly = false
+    @Flag(help: "Build the widget world into the activity scale world (the whole DESIGN.md budget).")
+    var withActivities = false
+    @Option(help: "Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.") var widgetRuns =
+        "single"
 
     func run() throws {
+        if self.widgets > 0 {
+            try self.widgetScale()
+            if self.widgetsOnly { return }
+        }
         print("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
         let renderers: [(String, any PresentationRenderer)] = [
             ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
@@ -61,6 +73,51 @@ struct BenchEngine: ParsableCommand {
         print(
             "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
         )
+    }
+
+    /// 24 h over the widget world, in one step and/or in one-minute steps, with memory.
+    private func widgetScale() throws {
+        let mode = self.withActivities ? " + \(self.activities) activities" : ""
+        print(
+            "islet bench engine — \(self.widgets) widgets × \(self.entries) entries in \(self.widgets / 10) stacks"
+                + "\(mode), \(BenchWidgetWorld.devices) devices\(self.stagger ? ", staggered entries" : "")")
+        for stepped in [false, true]
+        where self.widgetRuns == "both" || self.widgetRuns == (stepped ? "stepped" : "single") {
+            let baseline = residentMiB()
+            let setupStart = ContinuousClock.now
+            var engine =
+                self.withActivities
+                ? try BenchWorld.build(activities: self.activities, apps: self.apps)
+                : Engine(renderer: MustacheRenderer(), at: BenchWorld.start, clock: BenchWorld.pausedClock)
+            let options = BenchWidgetWorld.Options(widgets: self.widgets, entries: self.entries, stagger: self.stagger)
+            try BenchWidgetWorld.add(to: &engine, options)
+            let setup = ContinuousClock.now - setupStart
+            let built = residentMiB()
+            let cpuStart = threadCPUSeconds()
+            let start = ContinuousClock.now
+            var transitions = 0
+            var ops = 0
+            var bytes = 0
+            let steps = stepped ? 1440 : 1
+            for _ in 0..<steps {
+                let revision = try engine.apply(
+                    [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
+                    at: BenchWorld.start)
+                transitions += revision.transitions
+                ops += revision.ops.count
+                bytes += revision.encodedOps.count
+            }
+            let elapsed = ContinuousClock.now - start
+            let cpu = threadCPUSeconds() - cpuStart
+            let perTransition = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+            print(
+                "24 h, \(stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"): \(format(elapsed))"
+                    + String(format: " (CPU %.2f s)", cpu)
+                    + " for \(transitions) transitions (\(String(format: "%.2f", perTransition / Double(max(1, transitions)))) µs each),"
+                    + " \(ops) ops, \(bytes / 1_048_576) MiB of patch; setup \(format(setup));"
+                    + " resident \(built) MiB after setup (\(built - baseline) MiB for the world), \(residentMiB()) MiB after;"
+                    + " peak \(memory("VmHWM"))")
+        }
     }
 
     private func scale(stepped: Bool) throws {
@@ -211,6 +268,18 @@ private func format(_ duration: Duration) -> String {
     if micros < 1000 { return String(format: "%.1f µs", micros) }
     if micros < 1e6 { return String(format: "%.1f ms", micros / 1000) }
     return String(format: "%.2f s", micros / 1e6)
+}
+
+/// CPU seconds used by the calling thread (robust when other processes share the machine).
+private func threadCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
+/// The process's resident memory now, in MiB (0 when unknown).
+private func residentMiB() -> Int {
+    Int(memory("VmRSS").split(separator: " ").first ?? "") ?? 0
 }
 
 /// A line of /proc/self/status (Linux), e.g. "VmHWM" → "812 MiB".

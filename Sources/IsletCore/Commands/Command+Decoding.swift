@@ -19,10 +19,21 @@ extension Command {
         case "clock.advance": self = .clockAdvance(try ClockAdvance(reader))
         case "config.set": self = .configSet(try ConfigSet(reader))
         case "template.put": self = .templatePut(try TemplatePut(reader))
+        case "widget.upsert": self = .widgetUpsert(try WidgetUpsert(reader))
+        case "widget.setTimeline": self = .widgetSetTimeline(try WidgetSetTimeline(reader))
+        case "widget.reload": self = .widgetReload(try WidgetReloadRequest(reader))
+        case "widget.interact": self = .widgetInteract(try WidgetInteract(reader))
+        case "widget.delete": self = .widgetDelete(id: try reader.deleteID())
+        case "stack.upsert": self = .stackUpsert(try StackUpsert(reader))
+        case "stack.delete": self = .stackDelete(id: try reader.deleteID())
+        case "relevance.setWeights": self = .relevanceSetWeights(try RelevanceSetWeights(reader))
+        case "shortcut.upsert": self = .shortcutUpsert(try ShortcutUpsert(reader))
+        case "shortcut.run": self = .shortcutRun(try ShortcutRun(reader))
+        case "shortcut.delete":
+            try reader.rejectUnknown(["type", "app", "id"])
+            self = .shortcutDelete(
+                app: try reader.required("app", reader.identifier), id: try reader.required("id", reader.identifier))
         default:
-            if Self.plannedTypes.contains(type) {
-                throw reader.fail("type", "\"\(type)\" is not supported yet by this engine (widgets and stacks)")
-            }
             throw reader.fail("type", "unknown command type \"\(type)\"")
         }
     }
@@ -38,7 +49,7 @@ extension FieldReader {
 
 extension DeviceUpsert {
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["type", "id", "model", "appearance", "locked", "standby", "nightMode"])
+        try reader.rejectUnknown(["type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint"])
         self.id = try reader.required("id", reader.identifier)
         self.model = try reader.string("model")
         if let model = self.model, DeviceModel.named(model) == nil {
@@ -49,6 +60,10 @@ extension DeviceUpsert {
         self.locked = try reader.bool("locked")
         self.standby = try reader.bool("standby")
         self.nightMode = try reader.bool("nightMode")
+        self.tint = try reader.string("tint", maxLength: 64)
+        if let tint = self.tint, !tint.isEmpty, !isCSSColor(tint) {
+            throw reader.fail("tint", "expected a CSS color, or \"\" to clear the tint")
+        }
     }
 }
 

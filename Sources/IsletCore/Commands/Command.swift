@@ -17,18 +17,24 @@ public enum Command: Sendable, Hashable {
     case clockAdvance(ClockAdvance)
     case configSet(ConfigSet)
     case templatePut(TemplatePut)
+    case widgetUpsert(WidgetUpsert)
+    case widgetSetTimeline(WidgetSetTimeline)
+    case widgetReload(WidgetReloadRequest)
+    case widgetInteract(WidgetInteract)
+    case widgetDelete(id: String)
+    case stackUpsert(StackUpsert)
+    case stackDelete(id: String)
+    case relevanceSetWeights(RelevanceSetWeights)
+    case shortcutUpsert(ShortcutUpsert)
+    case shortcutRun(ShortcutRun)
+    case shortcutDelete(app: String, id: String)
 
     /// The wire names this engine accepts.
     public static let supportedTypes: [String] = [
         "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.upsert",
         "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
-        "template.put",
-    ]
-
-    /// Wire names of API.md that belong to the widgets and stacks issue.
-    static let plannedTypes: Set<String> = [
-        "widget.upsert", "widget.setTimeline", "widget.reload", "widget.interact", "widget.delete", "stack.upsert",
-        "stack.delete", "relevance.setWeights",
+        "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
+        "template.put", "widget.delete", "widget.interact", "widget.reload", "widget.setTimeline", "widget.upsert",
     ]
 }
 
@@ -40,6 +46,8 @@ public struct DeviceUpsert: Sendable, Hashable {
     public var locked: Bool?
     public var standby: Bool?
     public var nightMode: Bool?
+    /// WK-8 extension: the Home Screen tint (a CSS color; `""` clears it).
+    public var tint: String?
 }
 
 /// `app.upsert`: creates an app or changes the fields given.

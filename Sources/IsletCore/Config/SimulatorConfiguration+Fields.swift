@@ -22,6 +22,7 @@ extension SimulatorConfiguration {
         .seconds("dismissAfterEndSeconds", \.dismissAfterEndSeconds, minimum: 0),
         .seconds("dismissedRetentionSeconds", \.dismissedRetentionSeconds, minimum: 0),
         .count("frequentPushBudgetPerHour", \.frequentPushBudgetPerHour, minimum: 0),
+        .seconds("habitHalfLifeSeconds", \.habitHalfLifeSeconds, minimum: 60),
         .seconds("lowPriorityDelaySeconds", \.lowPriorityDelaySeconds, minimum: 0),
         .count("maxActivitiesPerApp", \.maxActivitiesPerApp, minimum: 1),
         .count("maxActivitiesPerDevice", \.maxActivitiesPerDevice, minimum: 1),

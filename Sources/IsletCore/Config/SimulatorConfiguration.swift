@@ -46,18 +46,22 @@ public struct SimulatorConfiguration: Sendable, Hashable {
     public var shortBandMaxHeight = 100.0
     /// PR-5: heights from this are the "tall" band; between the bands is flagged. Default 140.
     public var tallBandMinHeight = 140.0
-    /// WK-4: reloads per widget per rolling 24 h. Default 72 (widgets: next issue).
+    /// WK-4: charged reloads per widget per rolling 24 h. Default 72.
     public var widgetReloadsPerDay = 72
     /// WK-3: seconds after a single-entry timeline's entry at which a reload is due. Default 1800.
     public var widgetSingleEntryReloadSeconds = 1800.0
-    /// WK-5: minimum seconds between two charged reloads of one widget. Default 300.
+    /// WK-5: minimum seconds between a widget's previous reload and a charged one. Default 300.
     public var widgetMinReloadIntervalSeconds = 300.0
     /// WK-7: most entries accepted in one timeline. Default 400.
     public var widgetMaxTimelineEntries = 400
-    /// SS-5: rotations of one widget to the top of a stack per day. Default 12.
+    /// SS-5: rotations of one widget to the top of its stack per rolling 24 h. Default 12.
     public var stackRotationsPerWidgetPerDay = 12
-    /// SS-2: what a relevance duration of 0 means: `untilNextEntry`. Default `untilNextEntry`.
+    /// SS-2: what a relevance duration of 0 means: `untilNextEntry` (the entry is a candidate
+    /// until the next one) or `zero` (never a candidate). Default `untilNextEntry`.
     public var relevanceZeroDuration = "untilNextEntry"
+    /// SS-4 (Islet's model): the half-life of one use in the `habit` feature, in seconds.
+    /// Default 14 days.
+    public var habitHalfLifeSeconds = 1_209_600.0
 
     public init() {}
 

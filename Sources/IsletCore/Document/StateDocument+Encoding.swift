@@ -3,18 +3,19 @@ extension StateDocument {
     /// Writes the canonical encoding, handing bytes to `sink` whenever at least `chunkSize`
     /// bytes are ready (and once more at the end), so a large document never sits in memory twice.
     /// - Complexity: O(size of the document + k log k per section to sort keys).
-    func write(chunkSize: Int, to sink: ([UInt8]) throws -> Void) rethrows {
+    func write(chunkSize: Int, virtual: VirtualSection?, to sink: ([UInt8]) throws -> Void) rethrows {
         var writer = JSONWriter(reservingCapacity: chunkSize + 4096)
         writer.writeRaw("{")
         for (sectionIndex, section) in DocumentSection.allCases.enumerated() {
             if sectionIndex > 0 { writer.writeRaw(",") }
             writer.write(string: section.rawValue)
             writer.writeRaw(":{")
-            for (index, key) in self.sortedKeys(of: section).enumerated() {
+            let isVirtual = virtual?.section == section
+            for (index, key) in (isVirtual ? virtual!.keys : self.sortedKeys(of: section)).enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
                 writer.writeRaw(":")
-                writer.write(self[section, key]!)
+                writer.write(isVirtual ? virtual!.entry(key)! : self[section, key]!)
                 if writer.bytes.count >= chunkSize {
                     try sink(writer.bytes)
                     writer = JSONWriter(reservingCapacity: chunkSize + 4096)
@@ -27,9 +28,9 @@ extension StateDocument {
     }
 
     /// The canonical encoding in one buffer.
-    var encoded: [UInt8] {
+    func encoded(virtual: VirtualSection?) -> [UInt8] {
         var bytes: [UInt8] = []
-        self.write(chunkSize: 1 << 20) { bytes.append(contentsOf: $0) }
+        self.write(chunkSize: 1 << 20, virtual: virtual) { bytes.append(contentsOf: $0) }
         return bytes
     }
 }

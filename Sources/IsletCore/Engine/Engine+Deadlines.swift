@@ -19,7 +19,40 @@ extension Engine {
         case .budgetReset(let app, let kind): return self.apps[app]?.budget(kind).resetDeadline == sequence
         case .deferredDelivery(let app):
             return self.apps[app]?.deferred.contains { $0.deadline == sequence } ?? false
+        case .widgetEntry(let slot): return self.widgets[slot: slot]?.entryDeadline == sequence
+        case .widgetReload(let slot): return self.widgets[slot: slot]?.reload.scheduled?.deadline == sequence
+        case .widgetChargeExpiry(let slot): return self.widgets[slot: slot]?.reload.chargeExpiryDeadline == sequence
+        case .stackEvaluation(let slot): return self.stacks[slot: slot]?.evaluationDeadline == sequence
         }
+    }
+
+    /// Applies `deadline` if it is still wanted; returns whether it was. Entry transitions, by far
+    /// the most frequent deadlines, check and apply in one lookup of their widget.
+    mutating func fireIfLive(_ deadline: Deadline) -> Bool {
+        switch deadline.kind {
+        case .widgetEntry(let slot):
+            return self.advanceWidget(slot, sequence: deadline.sequence, at: deadline.at)
+        case .stackEvaluation(let slot):
+            let sequence = deadline.sequence
+            let newlyPending = self.stacks.modify(slot: slot) { stack -> Bool? in
+                guard stack.evaluationDeadline == sequence else { return nil }
+                stack.evaluationDeadline = nil
+                stack.evaluationAt = nil
+                guard !stack.evaluationPending else { return false }
+                stack.evaluationPending = true
+                return true
+            }
+            guard let newlyPending = newlyPending ?? nil else { return false }
+            self.now = max(self.now, deadline.at)
+            if newlyPending { self.changes.evaluations.append(slot) }
+            return true
+        default:
+            break
+        }
+        guard self.isLive(deadline) else { return false }
+        self.now = max(self.now, deadline.at)
+        self.fire(deadline)
+        return true
     }
 
     /// Applies a live deadline at `now` (already set to its instant).
@@ -47,6 +80,18 @@ extension Engine {
             self.resetBudget(app, kind)
         case .deferredDelivery(let app):
             self.deliverDeferred(app, sequence: deadline.sequence)
+        case .widgetEntry(let slot):
+            self.advanceWidget(slot, sequence: deadline.sequence, at: deadline.at)
+        case .widgetReload(let slot):
+            self.scheduledReloadFalls(due: slot)
+        case .widgetChargeExpiry(let slot):
+            self.expireCharges(of: slot)
+        case .stackEvaluation(let slot):
+            self.stacks.modify(slot: slot) { stack in
+                stack.evaluationDeadline = nil
+                stack.evaluationAt = nil
+            }
+            self.requestEvaluation(of: slot)
         }
     }
 }

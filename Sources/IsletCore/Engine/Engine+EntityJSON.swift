@@ -103,6 +103,7 @@ extension Engine {
                 "deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count)),
             ],
             "pushToStartToken": .string(app.pushToStartToken),
+            "shortcuts": .array(app.shortcuts.sorted(by: Shortcut.precedes).map(\.json)),
         ]
         return .object(object)
     }

@@ -19,6 +19,17 @@ extension Engine {
         case .clockAdvance(let advance): return try self.advanceClock(advance, wall: wall)
         case .configSet(let set): return self.setConfiguration(set)
         case .templatePut(let put): return try self.putTemplate(put)
+        case .widgetUpsert(let upsert): return try self.upsertWidget(upsert)
+        case .widgetSetTimeline(let set): return try self.setTimeline(set)
+        case .widgetReload(let request): return try self.reloadWidgets(request)
+        case .widgetInteract(let interaction): return try self.interact(interaction)
+        case .widgetDelete(let id): return try self.deleteWidget(id)
+        case .stackUpsert(let upsert): return try self.upsertStack(upsert)
+        case .stackDelete(let id): return try self.deleteStack(id)
+        case .relevanceSetWeights(let set): return try self.setWeights(set)
+        case .shortcutUpsert(let upsert): return try self.upsertShortcut(upsert)
+        case .shortcutRun(let run): return try self.runShortcut(run)
+        case .shortcutDelete(let app, let id): return try self.deleteShortcut(app: app, id: id)
         }
     }
 
@@ -37,18 +48,31 @@ extension Engine {
         if let locked = upsert.locked { device.locked = locked }
         if let standby = upsert.standby { device.standby = standby }
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
+        if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
         if existing == nil, self.devices.count >= 1000 {
             throw APIError(.limitExceeded, "at most 1000 simulated devices", field: "/id")
         }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
+        // WK-1, WK-8: sizes follow the model; rendering modes follow the tint and StandBy.
+        if let existing,
+            existing.model != device.model || existing.tint != device.tint
+                || existing.standby != device.standby || existing.nightMode != device.nightMode
+        {
+            let resized = existing.model != device.model
+            for id in self.widgetsShown(on: device) {
+                self.touchWidget(id, resized ? [.presentation, .size] : .presentation, render: resized)
+            }
+        }
         return [:]
     }
 
     private mutating func deleteDevice(_ id: String) throws(APIError) -> JSONValue {
-        guard self.devices.removeValue(forKey: id) != nil else {
+        guard self.devices[id] != nil else {
             throw APIError(.notFound, "no device \"\(id)\"", field: "/id")
         }
+        self.unplaceAll(from: id)
+        self.devices[id] = nil
         self.changes.devices.insert(id)
         return [:]
     }
@@ -75,6 +99,7 @@ extension Engine {
         if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
         if !isNew, before.name != app.name || before.identity != app.identity {
             for id in app.activities { self.changes.touchActivity(id, render: true) }
+            for id in app.widgets.sorted() { self.touchWidget(id, [], render: true) }
             self.changes.allDevices = true
         }
         return ["pushToStartToken": .string(app.pushToStartToken)]
@@ -91,6 +116,7 @@ extension Engine {
     private mutating func deleteApp(_ id: String) throws(APIError) -> JSONValue {
         guard let app = self.apps[id] else { throw APIError(.notFound, "no app \"\(id)\"", field: "/id") }
         for activity in app.activities.sorted() { self.removeActivity(activity) }
+        for widget in app.widgets.sorted() { self.removeWidget(widget) }
         self.tokens[app.pushToStartToken] = nil
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil

@@ -20,6 +20,13 @@ extension Engine {
         var deviceIDs = self.changes.devices
         if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
         for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
+        if self.changes.relevance {
+            for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
+        }
+        for id in uniqueSorted(self.changes.stacks) {
+            self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &operations)
+        }
+        self.publishWidgets(into: &operations)
         let revision = Revision(
             rev: self.rev, at: self.now, ops: operations, results: results,
             transitions: self.changes.transitions, encodedOps: operations.encoded)
@@ -39,6 +46,43 @@ extension Engine {
         case (let old?, let value?): JSONPatch.diff(old, value, path, &operations)
         }
         self.document[section, key] = new
+    }
+
+    /// Renders and publishes every touched widget. A new widget is added whole, a removed one
+    /// removed, any other gets the members its changes marked replaced (nothing is compared, and
+    /// `timeline.entries` is sent only when a new timeline arrived). Each widget is rendered
+    /// once, however many transitions it went through, and changed in place, never copied.
+    private mutating func publishWidgets(into operations: inout [PatchOperation]) {
+        guard !self.changes.widgets.isEmpty else { return }
+        var pass = WidgetRenderPass(self)
+        let reloadsPerDay = self.configuration.widgetReloadsPerDay
+        let now = self.now
+        for id in uniqueSorted(self.changes.widgets) {
+            let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
+            guard let slot = self.widgets.slot(of: id) else {
+                if self.changes.unpublishedWidgets.contains(id) { operations.append(.remove(path)) }
+                continue
+            }
+            self.widgets.modify(slot: slot) { widget in
+                if widget.needsRender {
+                    let html = pass.html(for: widget)
+                    if html != widget.html { widget.dirty.insert(.render) }
+                    widget.html = html
+                    widget.needsRender = false
+                }
+                let context = WidgetJSONContext(
+                    device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
+                if !widget.published {
+                    operations.append(.add(path, widget.document(context)))
+                } else {
+                    for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
+                        operations.append(.replace(path.appending(name), widget.member(member, context)))
+                    }
+                }
+                widget.published = true
+                widget.dirty = []
+            }
+        }
     }
 
     /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
@@ -129,8 +173,18 @@ extension Engine {
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
         self.document[.clock, "rate"] = .number(self.clock.rate)
         for (name, value) in self.configuration.entries { self.document[.config, name] = value }
-        self.document[.relevance, "weights"] = [:]
-        self.document[.relevance, "hysteresis"] = 0
-        self.document[.relevance, "minDwellSeconds"] = 900
+        for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
     }
+}
+
+/// The ids of a change list, each once, in canonical order.
+func uniqueSorted(_ ids: [String]) -> [String] {
+    var sorted = ids.sorted()
+    var kept = 0
+    for index in sorted.indices where index == 0 || sorted[index] != sorted[index - 1] {
+        sorted[kept] = sorted[index]
+        kept += 1
+    }
+    sorted.removeLast(sorted.count - kept)
+    return sorted
 }

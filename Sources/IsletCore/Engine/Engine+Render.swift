@@ -48,3 +48,97 @@ extension Engine {
         return .object(context)
     }
 }
+
+/// Rendering widgets at the end of a revision. The pass holds (persistent, O(1)) copies of what
+/// rendering reads, so it can render a widget while the engine changes it in place.
+struct WidgetRenderPass {
+    let renderer: any PresentationRenderer
+    let templates: TreeDictionary<TemplateKey, StoredTemplate>
+    let apps: TreeDictionary<String, App>
+    let devices: TreeDictionary<String, Device>
+    private var appInfo: [String: (name: String, identity: JSONValue)] = [:]
+    private var deviceCache: [String: Device?] = [:]
+
+    init(_ engine: Engine) {
+        self.renderer = engine.renderer
+        self.templates = engine.templates
+        self.apps = engine.apps
+        self.devices = engine.devices
+    }
+
+    /// A device, looked up once per pass.
+    mutating func device(_ id: String?) -> Device? {
+        guard let id else { return nil }
+        if let cached = self.deviceCache[id] { return cached }
+        let device = self.devices[id]
+        self.deviceCache[id] = device
+        return device
+    }
+
+    /// The HTML of a widget's shown entry, or of its placeholder with the text redacted (WK-7).
+    mutating func html(for widget: Widget) -> String {
+        let key = TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")
+        let entry = widget.shownEntry
+        let app = self.appInfo[widget.app] ?? self.appRenderInfo(widget.app)
+        self.appInfo[widget.app] = app
+        let size = self.device(widget.device).map { $0.model.widgetSize(widget.family).json } ?? .null
+        let input = WidgetContextInput(
+            id: widget.id, app: widget.app, kind: widget.kind, family: widget.family,
+            configuration: widget.configuration, placeholder: widget.placeholder, url: widget.url)
+        let request = WidgetRenderRequest(
+            kind: widget.kind, family: widget.family, template: self.templates[key]?.compiled,
+            content: entry?.content ?? widget.placeholder, placeholder: entry == nil
+        ) { widgetRenderContext(input, entry: entry, app: app, size: size) }
+        let html = self.renderer.renderWidget(request)
+        return entry == nil ? redactText(html) : html
+    }
+
+    private func appRenderInfo(_ id: String) -> (name: String, identity: JSONValue) {
+        guard let app = self.apps[id] else { return (id, .object(JSONObject())) }
+        var identity = JSONObject()
+        identity["tint"] = app.identity.tint.map(JSONValue.string)
+        identity["background"] = app.identity.background.map(JSONValue.string)
+        identity["foreground"] = app.identity.foreground.map(JSONValue.string)
+        identity["keyline"] = app.identity.keyline.map(JSONValue.string)
+        return (app.name, .object(identity))
+    }
+}
+
+/// The parts of a widget its template context shows.
+struct WidgetContextInput: Sendable {
+    var id: String
+    var app: String
+    var kind: String
+    var family: WidgetFamily
+    var configuration: JSONObject
+    var placeholder: JSONObject
+    var url: String?
+}
+
+/// What widget templates see. Like activities' context it holds no "now".
+func widgetRenderContext(
+    _ widget: WidgetContextInput, entry: ShownEntry?, app: (name: String, identity: JSONValue), size: JSONValue
+) -> JSONValue {
+    let details: JSONObject = [
+        "configuration": .object(widget.configuration), "family": .string(widget.family.rawValue),
+        "id": .string(widget.id), "kind": .string(widget.kind), "size": size,
+        "url": widget.url.map(JSONValue.string) ?? .null,
+    ]
+    var entryJSON = JSONValue.null
+    if let entry {
+        let relevance: JSONValue =
+            entry.hasRelevance ? ["duration": .number(entry.duration), "score": .number(entry.score)] : .null
+        entryJSON = [
+            "date": .string(entry.date.rfc3339), "links": entry.links.map(JSONValue.object) ?? .null,
+            "relevance": relevance,
+        ]
+    }
+    let context: JSONObject = [
+        "app": ["id": .string(widget.app), "identity": app.identity, "name": .string(app.name)],
+        "content": .object(entry?.content ?? widget.placeholder),
+        "entry": entryJSON,
+        "placeholder": .bool(entry == nil),
+        "widget": .object(details),
+    ]
+    return .object(context)
+}

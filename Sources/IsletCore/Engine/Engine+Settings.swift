@@ -38,6 +38,13 @@ extension Engine {
         return ["now": .string(self.now.rfc3339)]
     }
 
+    /// Whether `clock.advance` will succeed: a virtual clock and a target not before `now`.
+    func canAdvanceClock(_ advance: ClockAdvance) -> Bool {
+        guard self.clock.mode == .virtual else { return false }
+        if let to = advance.to { return to >= self.now }
+        return true
+    }
+
     /// `clock.advance`: moves a virtual clock forward, applying every deadline on the way at
     /// its own instant. Refused in wall mode.
     mutating func advanceClock(_ advance: ClockAdvance, wall: Instant) throws(APIError) -> JSONValue {
@@ -102,6 +109,10 @@ extension Engine {
         let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil
         for id in self.apps[put.app]?.activities ?? [] where self.activities[id]?.attributesType == type {
             self.changes.touchActivity(id, render: true)
+        }
+        if put.target.hasPrefix("widget:") {
+            let kind = String(put.target.dropFirst("widget:".count))
+            for id in (self.kindWidgets[put.app + "/" + kind] ?? []).sorted() { self.touchWidget(id, [], render: true) }
         }
         return [:]
     }

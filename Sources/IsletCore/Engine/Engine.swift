@@ -24,6 +24,14 @@ public struct Engine: Sendable {
     var devices: TreeDictionary<String, Device> = [:]
     var apps: TreeDictionary<String, App> = [:]
     var activities: TreeDictionary<String, Activity> = [:]
+    var widgets = EntityTable<Widget>()
+    var stacks = EntityTable<Stack>()
+    /// `/relevance`: the global ranking weights, hysteresis and dwell (SS-4, SS-5).
+    var relevance = RelevanceSettings.defaults
+    /// SS-3: the highest relevance score each app and kind (`app/kind`) ever sent.
+    var kindMaxScores: TreeDictionary<String, Double> = [:]
+    /// The widgets of each app and kind (`app/kind`), for SS-3 and `widget.reload` by kind.
+    var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
     var templates: TreeDictionary<TemplateKey, StoredTemplate> = [:]
     var tokens: TreeDictionary<String, TokenOwner> = [:]
     var index = PresentationIndex()
@@ -72,21 +80,34 @@ public struct Engine: Sendable {
     /// - Complexity: O(log n) for anything inside one entity; a whole collection costs
     ///   O(k log k) and the root O(size of the document).
     public func value(at pointer: JSONPointer) -> JSONValue? {
-        self.document.value(at: pointer)
+        let tokens = pointer.tokens
+        guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
+            return self.document.value(at: pointer, virtual: self.widgetSection)
+        }
+        guard let widget = self.widgets[tokens[1]] else { return nil }
+        let entries = tokens.count == 2 || tokens[2] == "timeline"
+        return self.widgetDocument(widget, withEntries: entries)[JSONPointer(tokens: Array(tokens.dropFirst(2)))]
     }
 
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
-    public var documentValue: JSONValue { self.document.value }
+    public var documentValue: JSONValue { self.document.value(virtual: self.widgetSection) }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
-    public var documentBytes: [UInt8] { self.document.encoded }
+    public var documentBytes: [UInt8] { self.document.encoded(virtual: self.widgetSection) }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
-        try self.document.write(chunkSize: chunkSize, to: sink)
+        try self.document.write(chunkSize: chunkSize, virtual: self.widgetSection, to: sink)
+    }
+
+    /// `/widgets`, built from the model when read.
+    private var widgetSection: VirtualSection {
+        VirtualSection(section: .widgets, keys: self.widgets.keys.sorted()) { id in
+            self.widgets[id].map { self.widgetDocument($0) }
+        }
     }
 
     /// Resolves an APNs device token (hex, any case) for the APNs-style ingress: an app's

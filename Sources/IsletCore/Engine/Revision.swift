@@ -39,6 +39,17 @@ struct ChangeSet: Sendable {
     var config = false
     var clockSettings = false
     var transitions = 0
+    /// Widgets touched in this revision, each once (their `touchMark` says so), in touch order.
+    var widgets: [String] = []
+    /// Widgets removed in this revision that the document showed.
+    var unpublishedWidgets: Set<String> = []
+    /// Stacks whose document entry must be rebuilt, each once (their `touchMark`).
+    var stacks: [String] = []
+    /// Stacks (slots) to re-rank at `now`, each once (their `evaluationPending` flag), in
+    /// request order.
+    var evaluations: [Int32] = []
+    /// `/relevance` changed.
+    var relevance = false
 
     mutating func touchActivity(_ id: String, render: Bool) {
         self.activities.insert(id)
@@ -75,6 +86,14 @@ extension Engine {
     public mutating func apply(_ commands: [Command], at wall: Instant) throws(APIError) -> Revision {
         guard !commands.isEmpty else {
             throw APIError(.invalidArgument, "a batch needs at least one command", field: "/commands")
+        }
+        if commands.count == 1, case .clockAdvance(let advance) = commands[0], self.canAdvanceClock(advance) {
+            // A lone clock.advance cannot fail once its arguments are checked: it runs on the
+            // engine itself, so advancing a large world does not copy every entity it changes.
+            let results = try self.run(commands, at: wall)
+            let revision = self.finishRevision(results: results)
+            self.settleScheduler()
+            return revision
         }
         var trial = self
         let results = try trial.run(commands, at: wall)
@@ -123,20 +142,30 @@ extension Engine {
                 throw error.nested(under: JSONPointer(tokens: ["commands", String(index)]))
             }
         }
+        // SS-6: rankings the batch changed are recomputed in the same revision.
+        self.evaluatePendingStacks()
         return results
     }
 
     /// Pops and applies due deadlines in `(instant, sequence)` order; each sets `now` to its
-    /// own instant first. Returns how many were live.
+    /// own instant first. Stacks whose ranking may have changed are re-ranked at each instant
+    /// after its last transition. Returns how many deadlines were live.
     @discardableResult
     mutating func runDeadlines(upTo target: Instant) -> Int {
         var applied = 0
         while let deadline = self.scheduler.popDue(atOrBefore: target) {
-            guard self.isLive(deadline) else { continue }
-            self.now = max(self.now, deadline.at)
-            self.fire(deadline)
-            applied += 1
+            // Stacks are re-ranked once every transition of an instant has happened, before time
+            // moves on; a re-ranking may arm a deadline earlier than the one just popped.
+            if deadline.at > self.now, !self.changes.evaluations.isEmpty {
+                self.evaluatePendingStacks()
+                if let earliest = self.scheduler.earliest, earliest < deadline {
+                    self.scheduler.reinsert(deadline)
+                    continue
+                }
+            }
+            if self.fireIfLive(deadline) { applied += 1 }
         }
+        self.evaluatePendingStacks()
         self.changes.transitions += applied
         return applied
     }

@@ -27,55 +27,110 @@ public struct JSONWriter: Sendable {
     public mutating func write(number: Double) {
         precondition(number.isFinite, "JSON has no representation for \(number)")
         if number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 {
-            self.writeRaw(String(Int64(number)))
+            self.write(integer: Int64(number))
         } else {
             self.writeRaw(number.description)
         }
     }
 
-    public mutating func write(string: String) {
-        self.bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copy them whole.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            self.bytes.append(contentsOf: string.utf8)
-            self.bytes.append(UInt8(ascii: "\""))
+    /// A JSON Pointer as a JSON string, without building its text first.
+    public mutating func write(pointer: JSONPointer) {
+        var plain = true
+        for token in pointer.tokens
+        where token.utf8.contains(where: {
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "~")
+                || $0 == UInt8(ascii: "/")
+        }) {
+            plain = false
+            break
+        }
+        guard plain else {
+            self.write(string: pointer.description)
             return
         }
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): self.writeRaw("\\\"")
-            case UInt8(ascii: "\\"): self.writeRaw("\\\\")
-            case 0x0A: self.writeRaw("\\n")
-            case 0x0D: self.writeRaw("\\r")
-            case 0x09: self.writeRaw("\\t")
-            case 0x08: self.writeRaw("\\b")
-            case 0x0C: self.writeRaw("\\f")
-            case 0..<0x20:
-                self.writeRaw("\\u00")
-                self.bytes.append(hexDigit(byte >> 4))
-                self.bytes.append(hexDigit(byte & 0x0F))
-            default: self.bytes.append(byte)
-            }
+        self.bytes.append(UInt8(ascii: "\""))
+        for token in pointer.tokens {
+            self.bytes.append(UInt8(ascii: "/"))
+            self.bytes.append(contentsOf: token.utf8)
         }
         self.bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Decimal digits of an integer, without building a string.
+    private mutating func write(integer: Int64) {
+        if integer == 0 {
+            self.bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = integer.magnitude
+        if integer < 0 { self.bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, written backwards
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            self.bytes.append(contentsOf: buffer[(24 - count)...])
+        }
+    }
+
+    public mutating func write(string: String) {
+        self.bytes.append(UInt8(ascii: "\""))
+        // One pass over the UTF-8 bytes, copying the runs between characters that need an
+        // escape whole (most strings have none).
+        var text = string
+        text.withUTF8 { buffer in
+            var start = 0
+            for index in 0..<buffer.count {
+                let byte = buffer[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                self.writeEscaped(byte)
+                start = index + 1
+            }
+            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): self.writeRaw("\\\"")
+        case UInt8(ascii: "\\"): self.writeRaw("\\\\")
+        case 0x0A: self.writeRaw("\\n")
+        case 0x0D: self.writeRaw("\\r")
+        case 0x09: self.writeRaw("\\t")
+        case 0x08: self.writeRaw("\\b")
+        case 0x0C: self.writeRaw("\\f")
+        default:
+            self.writeRaw("\\u00")
+            self.bytes.append(hexDigit(byte >> 4))
+            self.bytes.append(hexDigit(byte & 0x0F))
+        }
+    }
+
+    // Elements are read in place (indices, not iteration): iterating would copy each member
+    // and retain its strings and buffers, a large share of encoding a big patch.
+
     public mutating func write(array: [JSONValue]) {
         self.bytes.append(UInt8(ascii: "["))
-        for (index, element) in array.enumerated() {
+        for index in array.indices {
             if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(element)
+            self.write(array[index])
         }
         self.bytes.append(UInt8(ascii: "]"))
     }
 
     public mutating func write(object: JSONObject) {
         self.bytes.append(UInt8(ascii: "{"))
-        for (index, member) in object.members.enumerated() {
+        let members = object.members
+        for index in members.indices {
             if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(string: member.key)
+            self.write(string: members[index].key)
             self.bytes.append(UInt8(ascii: ":"))
-            self.write(member.value)
+            self.write(members[index].value)
         }
         self.bytes.append(UInt8(ascii: "}"))
     }

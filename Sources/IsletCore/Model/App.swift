@@ -29,6 +29,12 @@ struct App: Sendable, Hashable {
     var activities: TreeSet<String> = []
     /// How many of them are pending, active or stale (LA-4).
     var ongoingCount = 0
+    /// Every widget of this app.
+    var widgets: TreeSet<String> = []
+    /// SC-1: the app's App Shortcuts (at most 10), in declared order.
+    var shortcuts: [Shortcut] = []
+    /// SC-2: the declared-order number the next new shortcut gets.
+    var nextShortcutOrder = 0
 
     init(id: String, pushToStartToken: String) {
         self.id = id

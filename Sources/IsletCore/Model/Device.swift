@@ -18,6 +18,14 @@ struct Device: Sendable, Hashable {
     var banner: Expansion?
     /// Activities whose alerts wait for the banner.
     var bannerQueue = AlertQueue()
+    /// WK-8: the Home Screen tint (iOS 18); widgets there render `accented` when set.
+    var tint: String?
+    /// The Home Screen's stacks, in the order they were placed.
+    var homeStacks: [String] = []
+    /// System-family widgets placed on the Home Screen outside any stack, in placement order.
+    var homeWidgets: [String] = []
+    /// WK-1: accessory widgets on the Lock Screen, in placement order.
+    var lockWidgets: [String] = []
 
     init(id: String, model: DeviceModel) {
         self.id = id

@@ -79,13 +79,13 @@ public struct PatchOperation: Sendable, Hashable, CustomStringConvertible {
         writer.writeRaw("{")
         if let from = self.from {
             writer.writeRaw("\"from\":")
-            writer.write(string: from.description)
+            writer.write(pointer: from)
             writer.writeRaw(",")
         }
         writer.writeRaw("\"op\":\"")
         writer.writeRaw(self.kind.rawValue)
         writer.writeRaw("\",\"path\":")
-        writer.write(string: self.path.description)
+        writer.write(pointer: self.path)
         if let value = self.value {
             writer.writeRaw(",\"value\":")
             writer.write(value)
@@ -103,7 +103,9 @@ public struct PatchOperation: Sendable, Hashable, CustomStringConvertible {
 extension [PatchOperation] {
     /// The canonical encoding of a whole patch (a JSON array of operations).
     public var encoded: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 64 + self.count * 96)
+        // Generous: untouched capacity costs address space, not memory, and regrowing a patch of
+        // hundreds of megabytes would copy it.
+        var writer = JSONWriter(reservingCapacity: 64 + self.count * 384)
         writer.writeRaw("[")
         for (index, operation) in self.enumerated() {
             if index > 0 { writer.writeRaw(",") }

@@ -13,6 +13,10 @@ public protocol PresentationRenderer: Sendable {
     /// Renders every slot of one activity. Slots without a template in `request.templates` use
     /// the renderer's built-in template for `request.attributesType`, else its default one.
     func render(_ request: PresentationRenderRequest) -> RenderedPresentation
+
+    /// Renders a widget's shown entry (or its placeholder) into one HTML fragment. A default
+    /// implementation lists the content's members (``defaultWidgetHTML(_:)``).
+    func renderWidget(_ request: WidgetRenderRequest) -> String
 }
 
 /// A template compiled by a renderer; stored in the engine state and handed back to render.

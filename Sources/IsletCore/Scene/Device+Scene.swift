@@ -29,10 +29,11 @@ extension Engine {
             "banner": device.banner.map { ["activity": .string($0.activity), "until": .string($0.until.rfc3339)] }
                 ?? .null,
             "lockScreen": [
-                "activities": self.sceneBase.lockScreen, "widgets": [], "defaultBackground": .string(background),
+                "activities": self.sceneBase.lockScreen, "widgets": .array(device.lockWidgets.map(JSONValue.string)),
+                "defaultBackground": .string(background),
             ],
             "standby": self.standbyJSON(device, pick),
-            "home": ["stacks": [], "widgets": []],
+            "home": self.homeJSON(device),
             // PR-8: controls in expanded and Lock Screen slots work only when unlocked.
             "interactive": .bool(!device.locked),
             // LA-14: custom animations up to maxAnimationSeconds, none in Always-On.
@@ -98,14 +99,47 @@ extension Engine {
     }
 
     /// PR-7: StandBy shows the top island activity's Lock Screen presentation at 2×; Night Mode
-    /// turns it red.
+    /// turns it red. WK-1: two `systemSmall` widgets sit side by side (`widgets`).
     private func standbyJSON(_ device: Device, _ pick: IslandPick) -> JSONValue {
-        guard device.standby, let top = pick.primary else { return .null }
+        guard device.standby else { return .null }
+        let widgets = JSONValue.array(self.standbyWidgets(device).map(JSONValue.string))
+        guard let top = pick.primary else {
+            guard widgets != [] else { return .null }
+            return [
+                "activity": .null, "scale": 2, "night": .bool(device.nightMode),
+                "tint": device.nightMode ? "red" : .null,
+                "height": 0, "extendsBackground": false, "widgets": widgets,
+            ]
+        }
         let scaled = self.activities[top.id].map { self.layout(of: $0).lockScreen.height * 2 } ?? 0
         return [
             "activity": .string(top.id), "scale": 2, "night": .bool(device.nightMode),
             "tint": device.nightMode ? "red" : .null, "height": .number(scaled), "extendsBackground": true,
+            "widgets": widgets,
         ]
+    }
+
+    /// The Home Screen: stacks with the widget on top, widgets outside stacks, and the WK-8
+    /// rendering mode (accented under a tint).
+    private func homeJSON(_ device: Device) -> JSONValue {
+        let stacks: [JSONValue] = device.homeStacks.map { id in
+            ["stack": .string(id), "top": self.stacks[id]?.top.map(JSONValue.string) ?? .null]
+        }
+        return [
+            "renderingMode": .string(device.tint == nil ? "fullColor" : "accented"), "stacks": .array(stacks),
+            "tint": device.tint.map(JSONValue.string) ?? .null,
+            "widgets": .array(device.homeWidgets.map(JSONValue.string)),
+        ]
+    }
+
+    /// WK-1: the first two `systemSmall` widgets of the Home Screen (stack tops first).
+    private func standbyWidgets(_ device: Device) -> [String] {
+        let tops = device.homeStacks.compactMap { id -> String? in
+            guard let stack = self.stacks[id], stack.family == .systemSmall else { return nil }
+            return stack.top
+        }
+        let loose = device.homeWidgets.filter { self.widgets[$0]?.family == .systemSmall }
+        return Array((tops + loose).prefix(2))
     }
 }
 

@@ -37,6 +37,15 @@ public enum DeadlineKind: Sendable, Hashable {
     case budgetReset(app: String, budget: BudgetKind)
     /// A deferred low-priority push is delivered (LA-11).
     case deferredDelivery(app: String)
+    /// A widget's next timeline entry becomes current (WK-2). Widgets and stacks are named by
+    /// their slot in the engine's tables (snapshots name them by id).
+    case widgetEntry(widget: Int32)
+    /// A widget's scheduled reload falls due (WK-3 … WK-6).
+    case widgetReload(widget: Int32)
+    /// A widget's oldest charged reload leaves the 24-hour window (WK-4).
+    case widgetChargeExpiry(widget: Int32)
+    /// A stack's ranking may change by itself (hour of day, eligibility window, dwell, cap).
+    case stackEvaluation(stack: Int32)
 
     /// The stable wire name used in snapshots.
     var name: String {
@@ -50,6 +59,10 @@ public enum DeadlineKind: Sendable, Hashable {
         case .bannerEnd: "bannerEnd"
         case .budgetReset: "budgetReset"
         case .deferredDelivery: "deferredDelivery"
+        case .widgetEntry: "widgetEntry"
+        case .widgetReload: "widgetReload"
+        case .widgetChargeExpiry: "widgetChargeExpiry"
+        case .stackEvaluation: "stackEvaluation"
         }
     }
 }

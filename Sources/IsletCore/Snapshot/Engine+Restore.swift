@@ -32,8 +32,17 @@ extension Engine {
             self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
         }
         for activity in try root.array("activities", restoreActivity) { try self.restore(activity) }
+        self.relevance = try restoreRelevance(try root.nested("relevance"))
+        for member in try root.objectMember("kindMaxScores").members {
+            guard let score = member.value.numberValue else { throw root.fail("kindMaxScores") }
+            self.kindMaxScores[member.key] = score
+        }
+        for widget in try root.array("widgets", restoreWidget) { try self.restore(widget) }
+        for stack in try root.array("stacks", restoreStack) { try self.restore(stack) }
         try self.restoreTemplates(root)
-        let deadlines = try root.array("deadlines", restoreDeadline)
+        let deadlines = try root.array("deadlines") { reader throws(APIError) in
+            try restoreDeadline(reader) { id, widget in widget ? self.widgets.slot(of: id) : self.stacks.slot(of: id) }
+        }
         self.scheduler = DeadlineScheduler(deadlines: deadlines, nextSequence: try counters.count("nextSequence"))
         self.rebuildDocument()
     }
@@ -50,6 +59,38 @@ extension Engine {
             self.ongoingCount += 1
             self.apps[activity.app]?.ongoingCount += 1
         }
+    }
+
+    private mutating func restore(_ widget: Widget) throws(APIError) {
+        guard self.apps[widget.app] != nil else {
+            throw APIError(.invalidArgument, "snapshot: widget \(widget.id) names a missing app")
+        }
+        self.widgets[widget.id] = widget
+        self.apps[widget.app]?.widgets.insert(widget.id)
+        self.kindWidgets[widget.kindKey, default: []].insert(widget.id)
+    }
+
+    private mutating func restore(_ stack: Stack) throws(APIError) {
+        var stack = stack
+        let untilNextEntry = self.configuration.relevanceZeroDuration == "untilNextEntry"
+        guard stack.ranking.allSatisfy({ $0.position < stack.members.count }) else {
+            throw APIError(.invalidArgument, "snapshot: stack \(stack.id) ranks a widget it does not hold")
+        }
+        for index in stack.members.indices {
+            guard let slot = self.widgets.slot(of: stack.members[index].widget), let widget = self.widgets[slot: slot],
+                widget.stack == stack.id
+            else {
+                throw APIError(.invalidArgument, "snapshot: stack \(stack.id) names a widget that is not in it")
+            }
+            stack.members[index].widgetSlot = slot
+            stack.members[index].apply(widget.relevance(untilNextEntry: untilNextEntry))
+            stack.members[index].kindMax = self.kindMaxScores[widget.kindKey] ?? 0
+            stack.members[index].habit = widget.habit
+        }
+        stack.oldestRotation = stack.members.compactMap(\.rotationsToTop.first).min()
+        self.stacks[stack.id] = stack
+        let stackSlot = self.stacks.slot(of: stack.id)!
+        for member in stack.members { self.widgets.modify(slot: member.widgetSlot) { $0.stackSlot = stackSlot } }
     }
 
     private mutating func restoreTemplates(_ root: SnapshotReader) throws(APIError) {
@@ -78,6 +119,16 @@ extension Engine {
         self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
+        var pass = WidgetRenderPass(self)
+        for id in self.widgets.keys.sorted() {
+            self.widgets.modifyExisting(id) { widget in
+                widget.html = pass.html(for: widget)
+                widget.needsRender = false
+                widget.published = true
+            }
+        }
+        for id in self.stacks.keys { self.document[.stacks, id] = self.stackJSON(self.stacks[id]!) }
+        for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)
         self.document[.clock, "rate"] = .number(self.clock.rate)
@@ -98,6 +149,10 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
     device.banner = try reader.optionalNested("banner").map(restoreExpansion)
     for id in try reader.strings("alertQueue") { device.alertQueue.append(id) }
     for id in try reader.strings("bannerQueue") { device.bannerQueue.append(id) }
+    device.tint = try reader.optionalString("tint")
+    device.homeStacks = try reader.strings("homeStacks")
+    device.homeWidgets = try reader.strings("homeWidgets")
+    device.lockWidgets = try reader.strings("lockWidgets")
     return device
 }
 
@@ -124,6 +179,8 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
     app.deliveries = deliveries
     app.throttled = try reader.array("throttled", restorePending)
     app.deferred = try reader.array("deferred", restorePending)
+    app.shortcuts = try reader.array("shortcuts", restoreShortcut)
+    app.nextShortcutOrder = Int(try reader.count("nextShortcutOrder"))
     return app
 }
 

@@ -39,7 +39,11 @@ extension Engine {
                         "source": .string(self.templates[key]!.source),
                     ]
                 }),
-            "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(snapshotJSON)),
+            "deadlines": .array(self.scheduler.liveDeadlines(self.isLive).map(self.deadlineSnapshot)),
+            "widgets": .array(self.widgets.keys.sorted().map { snapshotJSON(self.widgets[$0]!) }),
+            "stacks": .array(self.stacks.keys.sorted().map { snapshotJSON(self.stacks[$0]!) }),
+            "relevance": .object(JSONObject(self.relevance.entries)),
+            "kindMaxScores": .object(JSONObject(self.kindMaxScores.map { ($0.key, JSONValue.number($0.value)) })),
         ]
         return .object(object)
     }
@@ -58,6 +62,10 @@ func snapshotJSON(_ device: Device) -> JSONValue {
         "alertQueue": .array(device.alertQueue.elements.map(JSONValue.string)),
         "banner": device.banner.map(snapshotJSON) ?? .null,
         "bannerQueue": .array(device.bannerQueue.elements.map(JSONValue.string)),
+        "tint": device.tint.map(JSONValue.string) ?? .null,
+        "homeStacks": .array(device.homeStacks.map(JSONValue.string)),
+        "homeWidgets": .array(device.homeWidgets.map(JSONValue.string)),
+        "lockWidgets": .array(device.lockWidgets.map(JSONValue.string)),
     ]
 }
 
@@ -80,6 +88,7 @@ func snapshotJSON(_ app: App) -> JSONValue {
         "pushBudget": snapshotJSON(app.pushBudget), "pushToStartBudget": snapshotJSON(app.pushToStartBudget),
         "deliveries": .array(app.deliveries),
         "throttled": .array(app.throttled.map(snapshotJSON)), "deferred": .array(app.deferred.map(snapshotJSON)),
+        "shortcuts": .array(app.shortcuts.map(\.json)), "nextShortcutOrder": .number(Double(app.nextShortcutOrder)),
     ]
 }
 
@@ -118,6 +127,21 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
     ]
 }
 
+extension Engine {
+    /// A deadline as snapshots hold it: widgets and stacks by id (slots are not kept).
+    func deadlineSnapshot(_ deadline: Deadline) -> JSONValue {
+        var json = snapshotJSON(deadline)
+        switch deadline.kind {
+        case .widgetEntry(let slot), .widgetReload(let slot), .widgetChargeExpiry(let slot):
+            try? json.set(.string(self.widgets[slot: slot]?.id ?? ""), at: "/widget")
+        case .stackEvaluation(let slot):
+            try? json.set(.string(self.stacks[slot: slot]?.id ?? ""), at: "/stack")
+        default: break
+        }
+        return json
+    }
+}
+
 func snapshotJSON(_ deadline: Deadline) -> JSONValue {
     var object: JSONObject = [
         "at": .string(deadline.at.rfc3339), "sequence": number(deadline.sequence), "kind": .string(deadline.kind.name),
@@ -133,6 +157,8 @@ func snapshotJSON(_ deadline: Deadline) -> JSONValue {
         object["budget"] = .string(budget.rawValue)
     case .deferredDelivery(let app):
         object["app"] = .string(app)
+    case .widgetEntry, .widgetReload, .widgetChargeExpiry, .stackEvaluation:
+        break
     }
     return .object(object)
 }

@@ -31,7 +31,12 @@ func restoreActivity(_ reader: SnapshotReader) throws(APIError) -> Activity {
     return activity
 }
 
-func restoreDeadline(_ reader: SnapshotReader) throws(APIError) -> Deadline {
+/// Reads a deadline; `slots` turns the id of a widget (`true`) or stack (`false`) into its slot.
+func restoreDeadline(_ reader: SnapshotReader, slots: (String, Bool) -> Int32?) throws(APIError) -> Deadline {
+    func slot(_ key: String, widget: Bool) throws(APIError) -> Int32 {
+        guard let slot = slots(try reader.string(key), widget) else { throw reader.fail(key) }
+        return slot
+    }
     let kind: DeadlineKind
     switch try reader.string("kind") {
     case "activityStart": kind = .activityStart(activity: try reader.string("activity"))
@@ -45,6 +50,10 @@ func restoreDeadline(_ reader: SnapshotReader) throws(APIError) -> Deadline {
         guard let budget = BudgetKind(rawValue: try reader.string("budget")) else { throw reader.fail("budget") }
         kind = .budgetReset(app: try reader.string("app"), budget: budget)
     case "deferredDelivery": kind = .deferredDelivery(app: try reader.string("app"))
+    case "widgetEntry": kind = .widgetEntry(widget: try slot("widget", widget: true))
+    case "widgetReload": kind = .widgetReload(widget: try slot("widget", widget: true))
+    case "widgetChargeExpiry": kind = .widgetChargeExpiry(widget: try slot("widget", widget: true))
+    case "stackEvaluation": kind = .stackEvaluation(stack: try slot("stack", widget: false))
     default: throw reader.fail("kind")
     }
     return Deadline(at: try reader.instant("at"), sequence: try reader.count("sequence"), kind: kind)

@@ -51,7 +51,21 @@ import Testing
                 #"{"type":"template.put","app":"coffee","target":"activity:T","slot":"minimal","html":"{{{raw}}}"}"#,
                 "/commands/1/html"
             ),
-            (#"{"type":"widget.upsert","id":"w"}"#, "/commands/1/type"),
+            (#"{"type":"widget.upsert","id":"w"}"#, "/commands/1/app"),
+            (
+                #"{"type":"widget.upsert","id":"w","app":"coffee","kind":"k","family":"systemExtraLarge"}"#,
+                "/commands/1/family"
+            ),
+            (
+                #"{"type":"widget.setTimeline","id":"w","entries":[{"date":"2026-11-22T09:00:00Z"}]}"#,
+                "/commands/1/entries/0/content"
+            ),
+            (#"{"type":"stack.upsert","id":"s","family":"accessoryCircular"}"#, "/commands/1/family"),
+            (#"{"type":"relevance.setWeights","weights":{"luck":1}}"#, "/commands/1/weights/luck"),
+            (
+                #"{"type":"shortcut.upsert","app":"coffee","id":"x","phrases":["Order"],"intent":{"type":"action"}}"#,
+                "/commands/1/phrases/0"
+            ),
             (#"{"type":"teleport"}"#, "/commands/1/type"),
             (#"{"id":"x"}"#, "/commands/1/type"),
             (#""not an object""#, "/commands/1"),

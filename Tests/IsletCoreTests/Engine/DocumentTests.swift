@@ -19,7 +19,7 @@ import Testing
         return sim
     }
 
-    @Test("every section is present from revision 0; widgets, stacks and relevance are empty defaults")
+    @Test("every section is present from revision 0; widgets and stacks empty, relevance at Islet's defaults")
     func initialDocument() {
         let sim = Simulation()
         let document = sim.engine.documentValue
@@ -29,7 +29,11 @@ import Testing
             ])
         #expect(document["widgets"] == [:])
         #expect(document["stacks"] == [:])
-        #expect(document["relevance"] == ["weights": [:], "hysteresis": 0, "minDwellSeconds": 900])
+        #expect(
+            document["relevance"] == [
+                "weights": ["freshness": 0.1, "habit": 1, "rotationPenalty": -0.3, "timeline": 1], "hysteresis": 0.05,
+                "minDwellSeconds": 900,
+            ])
         #expect(document["config"]?["maxActivitiesPerApp"] == 5)
         #expect(document["config"]?["alertExpandedSeconds"] == 4)
         #expect(sim.engine.rev == 0)

@@ -10,6 +10,9 @@ import Testing
         var finalBytes: [UInt8] = []
         var revisions = 0
         var rejected = 0
+        /// Widgets with a timeline, stacks and rotations at the end (so widget rules were exercised).
+        var timelines = 0
+        var rotations = 0
     }
 
     static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
@@ -49,6 +52,10 @@ import Testing
             run.revisions += 1
         }
         run.finalBytes = engine.documentBytes
+        let widgets = engine.value(at: "/widgets")?.objectValue?.members ?? []
+        run.timelines = widgets.filter { $0.value["timeline"]?["setAt"] != .null }.count
+        let stacks = engine.value(at: "/stacks")?.objectValue?.members ?? []
+        run.rotations = stacks.reduce(0) { $0 + ($1.value["rotations"]?.arrayValue?.count ?? 0) }
         return run
     }
 
@@ -60,6 +67,8 @@ import Testing
         let second = try Self.run(seed: seed)
         #expect(first.revisions > 50)
         #expect(first.rejected > 5, "invalid batches are exercised")
+        #expect(first.timelines > 0, "widget timelines are exercised")
+        #expect(first.rotations + first.timelines > 2)
         #expect(first.patches == second.patches)
         #expect(first.results == second.results)
         #expect(first.finalBytes == second.finalBytes)

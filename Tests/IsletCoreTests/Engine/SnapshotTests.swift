@@ -66,6 +66,51 @@ import Testing
         #expect(restored.value(at: "/activities/a1/content/state/status") == "p")
     }
 
+    @Test(
+        "widgets, timelines, held content, reload budgets, habits, stacks, rotations, weights and shortcuts survive a snapshot"
+    )
+    func widgetState() throws {
+        var sim = try Simulation.widgets()
+        try sim.run(["type": "relevance.setWeights", "weights": ["habit": 2], "minDwellSeconds": 0])
+        try sim.run([
+            "type": "shortcut.upsert", "app": "coffee", "id": "order", "phrases": ["Order with coffee"],
+            "intent": [
+                "type": "liveActivity", "attributesType": "CoffeeDeliveryAttributes", "content": ["state": [:]],
+            ],
+        ])
+        try sim.run(["type": "shortcut.run", "app": "coffee", "id": "order"])
+        for (index, id) in ["a", "b", "c"].enumerated() {
+            try sim.addWidget(id, kind: ["weather", "news", "music"][index], extra: ["placeholder": ["x": 1]])
+            let entries = (0..<6).map {
+                sim.entry(Double($0 * 1800 + index * 300), score: Double(($0 + index) % 4) * 10, duration: 900)
+            }
+            try sim.setTimeline(id, entries)
+            try sim.use(id, secondsAgo: Double(index + 1) * 3600)
+        }
+        try sim.addWidget("lock", family: "accessoryInline")
+        try sim.stack("s", ["a", "b", "c"])
+        try sim.run(["type": "relevance.setWeights", "stack": "s", "weights": ["freshness": 0.5]])
+        try sim.run(["type": "widget.reload", "id": "a", "reason": "app"])
+        try sim.run(["type": "widget.reload", "id": "a", "reason": "app"])
+        try sim.advance(seconds: 5000)
+        try sim.setTimeline("b", [sim.entry(4000, score: 90)])
+        #expect(sim.get("/widgets/b/current/previous") == true)
+        #expect((sim.get("/stacks/s/rotations")?.arrayValue?.count ?? 0) > 0)
+        let bytes = sim.engine.snapshotBytes
+        var restored = try Engine(snapshot: try JSONParser().parse(bytes), renderer: TestRenderer())
+        #expect(restored.documentBytes == sim.engine.documentBytes)
+        #expect(restored.snapshotBytes == bytes)
+        for step in 0..<12 {
+            let expected = try sim.advance(seconds: 1700)
+            let next = try restored.apply([["type": "clock.advance", "seconds": 1700]] as [JSONValue], at: sim.wall)
+            #expect(next == expected, "step \(step)")
+        }
+        #expect(restored.documentBytes == sim.engine.documentBytes)
+        #expect(
+            try restored.forecast(stack: "s", ForecastRequest(hours: 4))
+                == sim.engine.forecast(stack: "s", ForecastRequest(hours: 4)))
+    }
+
     @Test("a malformed snapshot is refused with the member named")
     func malformed() throws {
         var snapshot = Simulation().engine.snapshot()

@@ -1,0 +1,58 @@
+internal import HashTreeCollections
+
+/// Re-ranking stacks at `now`, and `relevance.setWeights` (SS-4 … SS-6).
+extension Engine {
+    /// Re-ranks every stack a transition or command asked for, at `now`, in request order.
+    mutating func evaluatePendingStacks() {
+        guard !self.changes.evaluations.isEmpty else { return }
+        let ids = self.changes.evaluations
+        self.changes.evaluations = []
+        for id in ids { self.evaluateStack(id) }
+    }
+
+    /// - Complexity: O(1) for the stack (by slot) and its ≤ 10 members; reads no widget.
+    private mutating func evaluateStack(_ slot: Int32) {
+        let context = Stack.EvaluationContext(
+            now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
+            habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000,
+            nextSequence: self.scheduler.nextSequence, mark: self.revisionMark)
+        let result = self.stacks.modify(slot: slot) { stack -> (Stack.EvaluationOutcome, String, String) in
+            stack.evaluationPending = false
+            var local = context
+            if !stack.overrides.isEmpty { local.settings = context.settings.applying(stack.overrides) }
+            return (stack.evaluate(local), stack.id, stack.device)
+        }
+        guard let (outcome, id, device) = result else { return }
+        if outcome.newlyTouched { self.changes.stacks.append(id) }
+        if outcome.topChanged { self.changes.devices.insert(device) }
+        if let at = outcome.schedule {
+            let sequence = self.scheduler.schedule(.stackEvaluation(stack: slot), at: at)
+            precondition(sequence == context.nextSequence, "the evaluation deadline's sequence was predicted")
+        }
+    }
+
+    /// `relevance.setWeights`: global (every stack without its own value re-ranks) or one
+    /// stack's overrides (SS-6: in the same revision).
+    mutating func setWeights(_ set: RelevanceSetWeights) throws(APIError) -> JSONValue {
+        guard let id = set.stack else {
+            for (feature, weight) in set.weights { if let weight { self.relevance.weights[feature] = weight } }
+            if let hysteresis = set.hysteresis { self.relevance.hysteresis = hysteresis }
+            if let dwell = set.minDwellSeconds { self.relevance.minDwellSeconds = dwell }
+            self.changes.relevance = true
+            for stack in self.stacks.keys.sorted() {
+                self.touchStack(stack)
+                self.requestEvaluation(of: stack)
+            }
+            return [:]
+        }
+        guard var stack = self.stacks[id] else { throw APIError(.notFound, "no stack \"\(id)\"", field: "/stack") }
+        if set.reset { stack.overrides = RelevanceOverrides() }
+        for (feature, weight) in set.weights { stack.overrides.weights[feature] = weight }
+        if let hysteresis = set.hysteresis { stack.overrides.hysteresis = hysteresis }
+        if let dwell = set.minDwellSeconds { stack.overrides.minDwellSeconds = dwell }
+        self.stacks[id] = stack
+        self.touchStack(id)
+        self.requestEvaluation(of: id)
+        return [:]
+    }
+}

@@ -1,0 +1,129 @@
+internal import HashTreeCollections
+
+/// Reloads (WK-3 … WK-6, WK-9): when one may happen, the rolling budget, and what happening means.
+///
+/// A reload "happens" by marking the widget `reload.pending` (WK-6): Islet then waits for the
+/// widget's timeline provider — whoever sends the next `widget.setTimeline`. A charged reload
+/// (reasons `app`, `push`, and the timeline's policy) happens at or after the instant asked for,
+/// at least `widgetMinReloadIntervalSeconds` after the widget's previous reload (WK-5), and only
+/// while fewer than `widgetReloadsPerDay` charged reloads fall in the last 24 h (WK-4); a free
+/// one happens at once. One reload waits per widget: a later request joins the earlier one.
+extension Engine {
+    /// `widget.reload` for one widget or every widget of a kind.
+    mutating func reloadWidgets(_ request: WidgetReloadRequest) throws(APIError) -> JSONValue {
+        let notBefore = max(request.at ?? self.now, self.now)
+        if let id = request.id {
+            guard self.widgets[id] != nil else { throw APIError(.notFound, "no widget \"\(id)\"", field: "/id") }
+            let at = self.requestReload(id, reason: request.reason, notBefore: notBefore)
+            return ["scheduledAt": date(at)]
+        }
+        let kind = request.kind!
+        let keys = self.kindWidgets.keys.filter { key in
+            key.hasSuffix("/" + kind) && (request.app.map { key == $0 + "/" + kind } ?? true)
+        }
+        let ids = keys.flatMap { self.kindWidgets[$0].map(Array.init) ?? [] }.sorted()
+        guard !ids.isEmpty else {
+            throw APIError(.notFound, "no widget of kind \"\(kind)\"", field: request.app == nil ? "/kind" : "/app")
+        }
+        var results: [JSONValue] = []
+        var first: Instant?
+        for id in ids {
+            let at = self.requestReload(id, reason: request.reason, notBefore: notBefore)
+            if let at { first = min(first ?? at, at) }
+            results.append(["id": .string(id), "scheduledAt": date(at)])
+        }
+        return ["scheduledAt": date(first), "widgets": .array(results)]
+    }
+
+    /// Asks for a reload of a widget no earlier than `notBefore`.
+    /// - Returns: the instant it happens or will happen; `nil` when a budget of 0 forbids it.
+    mutating func requestReload(_ id: String, reason: String, notBefore: Instant) -> Instant? {
+        guard var widget = self.widgets[id] else { return nil }
+        let charged = WidgetReloadRequest.chargedReasons.contains(reason)
+        guard charged else {
+            // WK-4, WK-9: free reloads happen at once and satisfy any reload that was waiting.
+            self.perform(&widget, reason: reason, charged: false)
+            self.commit(widget)
+            return self.now
+        }
+        guard let earliest = self.earliestChargedReload(widget, notBefore: notBefore) else { return nil }
+        if let waiting = widget.reload.scheduled, waiting.at <= earliest { return waiting.at }
+        if earliest <= self.now {
+            self.perform(&widget, reason: reason, charged: true)
+        } else {
+            let sequence = self.scheduler.schedule(.widgetReload(widget: self.widgets.slot(of: id)!), at: earliest)
+            widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
+            widget.dirty.insert(.reload)
+        }
+        self.commit(widget)
+        return earliest
+    }
+
+    /// WK-4, WK-5: the first instant from `notBefore` at which a charged reload may happen.
+    func earliestChargedReload(_ widget: Widget, notBefore: Instant) -> Instant? {
+        let limit = self.configuration.widgetReloadsPerDay
+        guard limit > 0 else { return nil }
+        var earliest = notBefore
+        if let last = widget.reload.lastAt {
+            earliest = max(earliest, last.adding(seconds: self.configuration.widgetMinReloadIntervalSeconds))
+        }
+        let charges = widget.reload.charges.filter { $0.adding(milliseconds: millisecondsPerDay) > earliest }
+        if charges.count >= limit {
+            // The slot frees when the charge `limit` places from the end leaves the window.
+            earliest = charges[charges.count - limit].adding(milliseconds: millisecondsPerDay)
+        }
+        return earliest
+    }
+
+    /// A widget's waiting reload falls due: it happens now, or waits again if a free reload in
+    /// between moved the spacing or the budget on.
+    mutating func scheduledReloadFalls(due slot: Int32) {
+        guard var widget = self.widgets[slot: slot], let waiting = widget.reload.scheduled else { return }
+        widget.reload.scheduled = nil
+        widget.dirty.insert(.reload)
+        if let earliest = self.earliestChargedReload(widget, notBefore: self.now), earliest > self.now {
+            let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
+            widget.reload.scheduled = ScheduledReload(
+                at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
+        } else {
+            self.perform(&widget, reason: waiting.reason, charged: waiting.charged)
+        }
+        self.commit(widget)
+    }
+
+    /// WK-6: the reload happens: the widget waits for its provider.
+    private mutating func perform(_ widget: inout Widget, reason: String, charged: Bool) {
+        widget.dirty.insert(.reload)
+        widget.reload.pending = true
+        widget.reload.pendingSince = widget.reload.pendingSince ?? self.now
+        widget.reload.lastAt = self.now
+        widget.reload.lastReason = reason
+        widget.reload.count += 1
+        widget.reload.scheduled = nil
+        if charged {
+            widget.reload.charges.append(self.now)
+            if widget.reload.chargeExpiryDeadline == nil { self.armChargeExpiry(&widget) }
+        }
+    }
+
+    private mutating func armChargeExpiry(_ widget: inout Widget) {
+        guard let oldest = widget.reload.charges.first else {
+            widget.reload.chargeExpiryDeadline = nil
+            return
+        }
+        widget.reload.chargeExpiryDeadline = self.scheduler.schedule(
+            .widgetChargeExpiry(widget: self.widgets.slot(of: widget.id)!),
+            at: oldest.adding(milliseconds: millisecondsPerDay))
+    }
+
+    /// WK-4: charges older than 24 h leave the window (and `budget.used`).
+    mutating func expireCharges(of slot: Int32) {
+        guard var widget = self.widgets[slot: slot] else { return }
+        let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
+        widget.reload.charges.removeAll { $0 <= cutoff }
+        widget.dirty.insert(.reload)
+        self.armChargeExpiry(&widget)
+        self.commit(widget)
+    }
+
+}

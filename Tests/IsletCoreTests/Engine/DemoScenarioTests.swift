@@ -1,0 +1,122 @@
+import IsletCore
+import Testing
+
+/// The built-in demo world and its driver, on a virtual clock.
+@Suite struct DemoScenarioTests {
+    static let midnight = try! Instant(rfc3339: "2026-11-22T00:00:00Z")
+
+    /// The demo loaded at `start`, on a paused virtual clock.
+    static func demo(at start: Instant = midnight) throws -> Engine {
+        var engine = Engine(renderer: TestRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
+        for batch in DemoScenario.setupBatches(at: start) { _ = try engine.apply(batch, at: start) }
+        return engine
+    }
+
+    /// Runs the driver every `step` seconds for `hours`, calling `observe` after each step.
+    static func drive(_ engine: inout Engine, hours: Double, step: Double = 300, observe: (Engine) -> Void) throws {
+        let wall = engine.clock.anchorWall
+        for _ in 0..<Int(hours * 3600 / step) {
+            for batch in DemoDriver.batches(for: engine, at: engine.now) { _ = try engine.apply(batch, at: wall) }
+            _ = try engine.apply([["type": "clock.advance", "seconds": .number(step)]] as [JSONValue], at: wall)
+            observe(engine)
+        }
+    }
+
+    @Test(
+        "the demo world: three iPhones, the five activity apps running, seven widgets in a Smart Stack, Lock Screen accessories"
+    )
+    func world() throws {
+        let engine = try Self.demo()
+        #expect(DemoScenario.isLoaded(in: engine))
+        #expect(engine.value(at: "/devices")?.objectValue?.keys == ["iphone-15-pro", "iphone-16-pro-max", "iphone-se"])
+        #expect(engine.value(at: "/devices/iphone-se/dynamicIsland") == false)
+        let stack = try #require(engine.value(at: "/stacks/iphone-15-pro.home"))
+        #expect(stack["widgets"]?.arrayValue?.count == 7)
+        #expect(engine.value(at: "/devices/iphone-15-pro/scene/lockScreen/widgets")?.arrayValue?.count == 3)
+        #expect(engine.value(at: "/devices/iphone-15-pro/scene/home/widgets") == ["iphone-15-pro.news.medium"])
+        let running = engine.value(at: "/activities")?.objectValue?.members.filter {
+            $0.value["activityState"] == "active"
+        }
+        #expect(
+            Set(running?.map { String($0.key.split(separator: "-")[0]) } ?? []) == [
+                "coffee", "game", "timer", "ride", "workout",
+            ])
+        #expect(engine.value(at: "/apps/com.example.timer/shortcuts")?.arrayValue?.count == 2)
+        #expect(engine.value(at: "/widgets/iphone-15-pro.weather/timeline/entries")?.arrayValue?.count == 30)
+        let pending = DemoDriver.batches(for: engine, at: engine.now)
+        #expect(pending.isEmpty, "everything is in place: \(pending)")
+    }
+
+    @Test(
+        "advancing the demo through a virtual day rotates the stack through weather (morning), music, traffic and news (evening)"
+    )
+    func dayOfRotations() throws {
+        var engine = try Self.demo()
+        var tops: [String: String] = [:]
+        try Self.drive(&engine, hours: 24) { engine in
+            let time = String(engine.now.rfc3339.dropFirst(11).prefix(5))
+            tops[time] = engine.value(at: "/stacks/iphone-15-pro.home/top")?.stringValue
+        }
+        for time in ["05:30", "06:00", "07:00", "07:55"] { #expect(tops[time] == "iphone-15-pro.weather", "\(time)") }
+        for time in ["08:00", "08:30", "09:55"] { #expect(tops[time] == "iphone-15-pro.music", "\(time)") }
+        for time in ["16:00", "17:00", "18:55"] { #expect(tops[time] == "iphone-15-pro.traffic", "\(time)") }
+        for time in ["19:00", "20:30", "21:55"] { #expect(tops[time] == "iphone-15-pro.news", "\(time)") }
+        let rotations = engine.value(at: "/stacks/iphone-15-pro.home/rotations")?.arrayValue ?? []
+        let moments = rotations.map { rotation in
+            (
+                String(rotation["at"]?.stringValue?.dropFirst(11).prefix(5) ?? ""),
+                rotation["to"]?.stringValue?.split(separator: ".").last.map(String.init) ?? ""
+            )
+        }
+        let sequence = moments.map(\.1)
+        var wanted = ["music", "traffic", "news"][...]
+        for kind in sequence where kind == wanted.first { wanted.removeFirst() }
+        #expect(wanted.isEmpty, "rotations: \(moments)")
+        #expect(moments.contains { $0 == ("08:00", "music") })
+        #expect(moments.contains { $0 == ("16:00", "traffic") })
+        #expect(moments.contains { $0 == ("19:00", "news") })
+        for rotation in rotations
+        where ["music", "traffic", "news"].contains(where: { rotation["to"]?.stringValue?.hasSuffix($0) == true }) {
+            #expect(rotation["contributions"]?["habit"]?.numberValue ?? 0 > 0, "habit drives the day: \(rotation)")
+        }
+        for device in DemoScenario.devices {
+            #expect(engine.value(at: JSONPointer(tokens: ["stacks", device.id + ".home", "top"])) != nil)
+        }
+    }
+
+    @Test("the driver keeps things moving: orders progress, scores change, timers count down, reloads get answered")
+    func driver() throws {
+        var engine = try Self.demo()
+        var coffeeStates: Set<String> = []
+        var scores: Set<String> = []
+        var remaining: Set<Double> = []
+        try Self.drive(&engine, hours: 8, step: 60) { engine in
+            for member in engine.value(at: "/activities")?.objectValue?.members ?? []
+            where member.value["activityState"] == "active" {
+                let state = member.value["content"]?["state"]
+                if member.key.hasPrefix("coffee") { coffeeStates.insert(state?["currentStatus"]?.stringValue ?? "") }
+                if member.key.hasPrefix("game") { scores.insert("\(state?["homeScore"] ?? .null)") }
+                if member.key.hasPrefix("timer") { remaining.insert(state?["remainingSeconds"]?.numberValue ?? -1) }
+            }
+        }
+        #expect(coffeeStates == ["received", "brewing", "outForDelivery"])
+        #expect(scores.count > 10)
+        #expect(remaining.count >= 5)
+        // Timelines asked for a reload after 6 hours; the driver answered.
+        #expect(engine.value(at: "/widgets/iphone-se.weather/reload/pending") == false)
+        #expect(engine.value(at: "/widgets/iphone-se.weather/reload/count") == 1)
+        #expect(engine.value(at: "/widgets/iphone-se.weather/timeline/setAt") == "2026-11-22T06:00:00Z")
+    }
+
+    @Test("the demo is deterministic: the same instants give the same bytes; a forecast of its stack has a day ahead")
+    func deterministic() throws {
+        var first = try Self.demo(at: Self.midnight.adding(seconds: 1234))
+        var second = try Self.demo(at: Self.midnight.adding(seconds: 1234))
+        try Self.drive(&first, hours: 3) { _ in }
+        try Self.drive(&second, hours: 3) { _ in }
+        #expect(first.documentBytes == second.documentBytes)
+        let forecast = try first.forecast(stack: "iphone-16-pro-max.home")
+        #expect(forecast.points.count == 96)
+        #expect(Set(forecast.points.compactMap(\.top)).count >= 4)
+    }
+}
