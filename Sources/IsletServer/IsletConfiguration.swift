@@ -1,3 +1,5 @@
+public import IsletCore
+
 /// Everything that configures an Islet server. Only the `islet` executable reads flags and
 /// environment variables; it builds this value and hands it over.
 ///
@@ -99,11 +101,16 @@ public struct IsletConfiguration: Sendable, Equatable {
     public var tls: TLS?
     /// How long a shutdown waits for WebSockets to close and replies to drain. Default 5 s.
     public var shutdownGracePeriod: Duration
+    /// Where a fresh simulation's clock starts: nil for the wall clock, or an instant for a
+    /// paused virtual clock there, so a harness or golden test gets the same dates on every run
+    /// (simulated time never goes backwards, so a later `clock.set` cannot rewind to it).
+    public var virtualClockStart: Instant?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
         viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
-        rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5)
+        rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5),
+        virtualClockStart: Instant? = nil
     ) {
         self.host = host
         self.port = port
@@ -116,6 +123,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.rateLimit = rateLimit
         self.tls = tls
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.virtualClockStart = virtualClockStart
     }
 
     /// True for `127.0.0.1`, any `127.x.y.z`, `::1` and `localhost`.

@@ -64,7 +64,7 @@ public final class IsletServer {
         }
         let clock = TurnClock(source: timeSource)
         self.simulation = LiveSimulation(
-            engine: engine ?? Engine(renderer: MustacheRenderer(), at: clock.now), epoch: epoch ?? randomEpoch(),
+            engine: engine ?? Self.freshEngine(configuration, at: clock.now), epoch: epoch ?? randomEpoch(),
             clock: clock, commitStage: commitStage, logger: logger)
         self.hub = StreamHub(
             transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
@@ -73,6 +73,12 @@ public final class IsletServer {
         self.addBuiltInRoutes()
         self.addAPIRoutes()
         for route in routes { self.router.add(route) }
+    }
+
+    /// An empty simulation on the clock the configuration asks for.
+    private static func freshEngine(_ configuration: IsletConfiguration, at wall: Instant) -> Engine {
+        let clock = configuration.virtualClockStart.map { SimulationClock.virtual(now: $0, rate: 0, atWall: wall) }
+        return Engine(renderer: MustacheRenderer(), at: wall, clock: clock)
     }
 
     /// The transport settings that follow from this configuration.

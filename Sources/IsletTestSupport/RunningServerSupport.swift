@@ -36,11 +36,12 @@ public func makeTestLogger(label: String = "islet.test") -> Logger {
 extension IsletConfiguration {
     /// A configuration for tests: port 0, the package's `Public/`, a short grace period.
     public static func testing(
-        publicDirectory: String? = PackagePaths.publicDirectory, limits: Limits = Limits()
+        publicDirectory: String? = PackagePaths.publicDirectory, limits: Limits = Limits(),
+        virtualClockStart: Instant? = TestClock.start
     ) -> IsletConfiguration {
         IsletConfiguration(
             host: "127.0.0.1", port: 0, publicDirectory: publicDirectory, limits: limits,
-            shutdownGracePeriod: .seconds(2))
+            shutdownGracePeriod: .seconds(2), virtualClockStart: virtualClockStart)
     }
 }
 

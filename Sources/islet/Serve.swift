@@ -1,4 +1,5 @@
 import ArgumentParser
+import IsletCore
 import IsletServer
 import Logging
 
@@ -15,7 +16,7 @@ struct Serve: AsyncParsableCommand {
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST.
+            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK.
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             """)
 
@@ -64,6 +65,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Commands a token may send at once (ISLET_RATE_BURST). Default: 50000.")
     var rateBurst: Double?
+
+    @Option(help: "Start a fresh simulation on a paused virtual clock at this RFC 3339 instant (ISLET_VIRTUAL_CLOCK).")
+    var virtualClock: String?
 
     @Flag(help: "Print the effective configuration and exit.")
     var printConfig = false
@@ -135,6 +139,13 @@ struct Serve: AsyncParsableCommand {
         }
         if let burst = try self.rateBurst ?? environment.number("ISLET_RATE_BURST") {
             configuration.rateLimit.burst = burst
+        }
+        if let text = self.virtualClock ?? environment["ISLET_VIRTUAL_CLOCK"] {
+            do {
+                configuration.virtualClockStart = try Instant(rfc3339: text)
+            } catch {
+                throw ValidationError("--virtual-clock must be an RFC 3339 date such as 2026-11-22T08:00:00Z: \(error)")
+            }
         }
         return configuration
     }

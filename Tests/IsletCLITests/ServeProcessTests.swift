@@ -20,6 +20,19 @@ struct ServeProcessTests {
         #expect(try process.readLine() == nil)
     }
 
+    @Test("--virtual-clock starts a fresh simulation on a paused virtual clock at that instant")
+    func virtualClock() throws {
+        let process = try IsletProcess(arguments: ["serve", "--port", "0"] + TestClock.serveArguments)
+        let port = try process.waitForListening()
+        defer { process.send(signal: SIGTERM) }
+        let clock = try TestHTTP.request(port: port, "/v1/clock").json()["result"]
+        #expect(clock?["mode"] == "virtual")
+        #expect(clock?["now"] == "2026-11-22T08:00:00Z")
+        #expect(clock?["rate"] == 0)
+        let bad = try IsletProcess(arguments: ["serve", "--port", "0", "--virtual-clock", "yesterday"])
+        #expect(try bad.waitForExit() != 0)
+    }
+
     @Test("SIGTERM closes every WebSocket with 1001 and exits 0", arguments: [SIGTERM, SIGINT])
     func gracefulShutdown(signal: Int32) throws {
         let process = try IsletProcess(arguments: ["serve", "--port", "0"])

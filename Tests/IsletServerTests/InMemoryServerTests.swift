@@ -7,7 +7,7 @@ import Testing
 
 /// A server on an in-memory transport: the whole HTTP and stream logic, no sockets.
 func makeServer(
-    _ configuration: IsletConfiguration = .testing(), routes: [Route] = [], epoch: String? = nil,
+    _ configuration: IsletConfiguration = .testing(virtualClockStart: nil), routes: [Route] = [], epoch: String? = nil,
     commitStage: any CommitStage = ImmediateCommitStage(),
     time: SettableTimeSource = SettableTimeSource(now: Instant(millisecondsSinceEpoch: 1_795_766_400_000))
 ) throws -> (IsletServer, InMemoryTransport) {
