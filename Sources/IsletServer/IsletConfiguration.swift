@@ -105,12 +105,25 @@ public struct IsletConfiguration: Sendable, Equatable {
     /// paused virtual clock there, so a harness or golden test gets the same dates on every run
     /// (simulated time never goes backwards, so a later `clock.set` cannot rewind to it).
     public var virtualClockStart: Instant?
+    /// Whether the demo scenario is loaded at start and kept moving. Default `.off`; `islet
+    /// serve` defaults to `.ifEmpty`, so a newcomer sees a living dashboard at once.
+    public var demo: DemoPolicy
+
+    /// When the built-in demo scenario (`DemoScenario`) runs.
+    public enum DemoPolicy: String, Sendable, Equatable, CaseIterable {
+        /// Load it into a fresh simulation (revision 0) only, then drive it.
+        case ifEmpty = "if-empty"
+        /// Load it at every start, over whatever is there, then drive it.
+        case always
+        /// Never load it.
+        case off
+    }
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
         viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
         rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5),
-        virtualClockStart: Instant? = nil
+        virtualClockStart: Instant? = nil, demo: DemoPolicy = .off
     ) {
         self.host = host
         self.port = port
@@ -124,6 +137,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.tls = tls
         self.shutdownGracePeriod = shutdownGracePeriod
         self.virtualClockStart = virtualClockStart
+        self.demo = demo
     }
 
     /// True for `127.0.0.1`, any `127.x.y.z`, `::1` and `localhost`.

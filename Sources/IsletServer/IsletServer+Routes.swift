@@ -104,7 +104,25 @@ extension IsletServer {
                 return server.whenPublished(context) { server throws(APIError) in try server.stateResponse(at: path) }
             }
         }
+        for method in [HTTPMethod.GET, .POST] {
+            self.router.add(method, "/v1/stacks/{id}/forecast", body: .optionalJSON) {
+                (context: RouteContext) throws(APIError) -> RouteReply in
+                guard let server = this.value else { throw APIError(.internal, "server gone") }
+                return try server.forecast(context)
+            }
+        }
         self.addAPNsRoutes()
+    }
+
+    /// The what-if query: the stack's rotation over the coming hours, on a copy of the engine,
+    /// with optional trial weights (query or body). A read: no command, no revision.
+    private func forecast(_ context: RouteContext) throws(APIError) -> RouteReply {
+        let id = context.parameters["id"] ?? ""
+        var request = try ForecastRequest(query: context.request.query.map { ($0.name, $0.value) })
+        if let body = context.json { request = try ForecastRequest(body: body, over: request) }
+        return self.whenPublished(context) { server throws(APIError) in
+            .json200(resultBody(rev: server.position.revision, result: try server.engine.forecast(stack: id, request).json))
+        }
     }
 
     // MARK: Commands

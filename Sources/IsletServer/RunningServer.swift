@@ -29,6 +29,7 @@ public final class RunningServer: Sendable {
         var transport: SocketTransport?
         var hook: LoopHook?
         var timer: LoopTimer?
+        var demoTimer: LoopTimer?
 
         /// Arms the one wake-up timer for the wall instant `wake` (the turn it fires in flushes).
         func arm(_ wake: Instant?, now: Instant, on loop: EventLoop) {
@@ -100,6 +101,11 @@ public final class RunningServer: Sendable {
             holder.transport = transport
             holder.hook = loop.beforePoll { holder.server?.flush() }
             server.wakeUpChanged = { [unowned server] wake in holder.arm(wake, now: server.now, on: loop) }
+            if configuration.demo != .off {
+                server.loadDemoIfWanted()
+                let interval = IsletServer.demoInterval
+                holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) { holder.server?.driveDemo() }
+            }
             if handleSignals {
                 for signal in [SIGINT, SIGTERM] {
                     try loop.onSignal(signal) { _ in holder.server?.shutdown { loop.stop() } }

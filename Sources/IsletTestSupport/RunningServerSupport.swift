@@ -37,7 +37,7 @@ extension IsletConfiguration {
     /// A configuration for tests: port 0, the package's `Public/`, a short grace period.
     public static func testing(
         publicDirectory: String? = PackagePaths.publicDirectory, limits: Limits = Limits(),
-        virtualClockStart: Instant? = TestClock.start
+        virtualClockStart: Instant? = TestServer.start
     ) -> IsletConfiguration {
         IsletConfiguration(
             host: "127.0.0.1", port: 0, publicDirectory: publicDirectory, limits: limits,

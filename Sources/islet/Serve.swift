@@ -16,7 +16,7 @@ struct Serve: AsyncParsableCommand {
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK.
+            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO.
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             """)
 
@@ -68,6 +68,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Start a fresh simulation on a paused virtual clock at this RFC 3339 instant (ISLET_VIRTUAL_CLOCK).")
     var virtualClock: String?
+
+    @Option(help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
+    var demo: String?
 
     @Flag(help: "Print the effective configuration and exit.")
     var printConfig = false
@@ -140,6 +143,11 @@ struct Serve: AsyncParsableCommand {
         if let burst = try self.rateBurst ?? environment.number("ISLET_RATE_BURST") {
             configuration.rateLimit.burst = burst
         }
+        let demo = self.demo ?? environment["ISLET_DEMO"] ?? IsletConfiguration.DemoPolicy.ifEmpty.rawValue
+        guard let policy = IsletConfiguration.DemoPolicy(rawValue: demo) else {
+            throw ValidationError("--demo must be if-empty, always or off, not \(demo)")
+        }
+        configuration.demo = policy
         if let text = self.virtualClock ?? environment["ISLET_VIRTUAL_CLOCK"] {
             do {
                 configuration.virtualClockStart = try Instant(rfc3339: text)
@@ -201,5 +209,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     limits.subscriptionsPerConnection: \(configuration.limits.subscriptionsPerConnection)
     limits.apnsPayloadBytes: \(configuration.limits.apnsPayloadBytes)
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)
+    virtual-clock: \(configuration.virtualClockStart?.rfc3339 ?? "(wall clock)")
+    demo: \(configuration.demo.rawValue)
     """
 }

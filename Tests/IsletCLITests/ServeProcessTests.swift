@@ -22,7 +22,7 @@ struct ServeProcessTests {
 
     @Test("--virtual-clock starts a fresh simulation on a paused virtual clock at that instant")
     func virtualClock() throws {
-        let process = try IsletProcess(arguments: ["serve", "--port", "0"] + TestClock.serveArguments)
+        let process = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)
         let port = try process.waitForListening()
         defer { process.send(signal: SIGTERM) }
         let clock = try TestHTTP.request(port: port, "/v1/clock").json()["result"]

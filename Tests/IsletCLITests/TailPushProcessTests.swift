@@ -22,7 +22,7 @@ struct TailPushProcessTests {
     @Test("tail prints hello, the snapshot and each patch as one JSON line, resumes with --since, and stops at --limit")
     func tail() throws {
         let server = try IsletProcess(
-            arguments: ["serve", "--port", "0", "--admin-token", "tail-admin-token-0123"] + TestClock.serveArguments)
+            arguments: ["serve", "--port", "0", "--admin-token", "tail-admin-token-0123"] + TestServer.serveArguments)
         let port = try server.waitForListening()
         defer { server.send(signal: SIGTERM) }
         let auth = [("Authorization", "Bearer tail-admin-token-0123")]
@@ -57,7 +57,7 @@ struct TailPushProcessTests {
 
     @Test("push sends a payload file as an APNs-style push and prints the status and apns-id")
     func push() throws {
-        let server = try IsletProcess(arguments: ["serve", "--port", "0"] + TestClock.serveArguments)
+        let server = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)
         let port = try server.waitForListening()
         defer { server.send(signal: SIGTERM) }
         let results = try TestHTTP.commands(port: port, Self.setUp).json()["results"]!

@@ -1,0 +1,43 @@
+import IsletCore
+import Logging
+
+/// The built-in demo scenario: loaded at start when the configuration asks for it, then moved
+/// along by `DemoDriver` from a repeating loop timer. Its commands go through the same pipeline
+/// as any client's (committed, logged, published), so the demo is ordinary state.
+extension IsletServer {
+    /// How often `driveDemo()` should run.
+    public static let demoInterval = Duration.milliseconds(Int64(DemoDriver.intervalSeconds * 1000))
+
+    /// Applies the demo's setup batches if the configuration's `demo` policy asks for them.
+    /// Must be called on the loop thread.
+    public func loadDemoIfWanted() {
+        switch self.configuration.demo {
+        case .off: return
+        case .ifEmpty where self.engine.rev != 0: return
+        case .ifEmpty, .always: break
+        }
+        let simulated = self.engine.simulatedInstant(atWall: self.now)
+        self.submitDemo(DemoScenario.setupBatches(at: simulated), phase: "setup")
+        self.logger.info("demo scenario loaded", metadata: ["islet.demo.at": "\(simulated.rfc3339)"])
+    }
+
+    /// Applies what the demo driver says is due now, while the demo is loaded. Must be called
+    /// on the loop thread.
+    public func driveDemo() {
+        guard !self.isShuttingDown, DemoScenario.isLoaded(in: self.engine) else { return }
+        let simulated = self.engine.simulatedInstant(atWall: self.now)
+        self.submitDemo(DemoDriver.batches(for: self.engine, at: simulated), phase: "driver")
+    }
+
+    /// Submits each batch on its own: a refused one (an operator used up a limit) holds back
+    /// nothing else, and the driver tries again at its next run.
+    private func submitDemo(_ batches: [[JSONValue]], phase: String) {
+        let logger = self.logger
+        for batch in batches {
+            self.simulation.submit(batch) { result in
+                guard case .failure(let error) = result else { return }
+                logger.debug("demo batch refused", metadata: ["islet.demo.phase": "\(phase)", "error": "\(error)"])
+            }
+        }
+    }
+}
