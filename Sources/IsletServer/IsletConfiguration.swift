@@ -39,10 +39,17 @@ public struct IsletConfiguration: Sendable, Equatable {
     public var limits: Limits
     /// How long a shutdown waits for WebSockets to close and replies to drain. Default 5 s.
     public var shutdownGracePeriod: Duration
+    /// Negotiate permessage-deflate with WebSocket clients that offer it. Default off: it
+    /// deflates every message once per connection, which defeats encode-once fan-out.
+    public var webSocketCompression: Bool
+    /// Mount the `/v1/echo` WebSocket, which exists only for conformance testing (Autobahn).
+    /// Default off; refused with a non-loopback host.
+    public var conformanceEcho: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
-        limits: Limits = Limits(), shutdownGracePeriod: Duration = .seconds(5)
+        limits: Limits = Limits(), shutdownGracePeriod: Duration = .seconds(5), webSocketCompression: Bool = false,
+        conformanceEcho: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -50,6 +57,8 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.adminToken = adminToken
         self.limits = limits
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.webSocketCompression = webSocketCompression
+        self.conformanceEcho = conformanceEcho
     }
 
     /// True for `127.0.0.1`, any `127.x.y.z`, `::1` and `localhost`.
@@ -67,6 +76,10 @@ public struct IsletConfiguration: Sendable, Equatable {
         if !self.isLoopback && (self.adminToken ?? "").isEmpty {
             problems.append(
                 .init("admin-token", "is required to listen on \(self.host), which is not a loopback address"))
+        }
+        if self.conformanceEcho && !self.isLoopback {
+            problems.append(
+                .init("conformance-echo", "is for conformance testing only and needs a loopback host, not \(self.host)"))
         }
         if let token = self.adminToken, !token.isEmpty, token.count < 16 {
             problems.append(.init("admin-token", "must be at least 16 characters"))

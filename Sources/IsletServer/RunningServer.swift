@@ -24,6 +24,12 @@ public final class RunningServer: Sendable {
     private final class Holder: @unchecked Sendable {
         var server: IsletServer?
         var transport: SocketTransport?
+        /// The conformance echo in front of the server, when the configuration mounts it.
+        var echo: ConformanceEcho?
+
+        func shutdown(completion: @escaping () -> Void) {
+            if let echo { echo.shutdown(completion: completion) } else { self.server?.shutdown(completion: completion) }
+        }
     }
 
     private init(port: Int, loop: EventLoop, holder: Holder) {
@@ -80,9 +86,13 @@ public final class RunningServer: Sendable {
             transport.delegate = server
             holder.server = server
             holder.transport = transport
+            if configuration.conformanceEcho {
+                holder.echo = ConformanceEcho(server: server)
+                transport.delegate = holder.echo
+            }
             if handleSignals {
                 for signal in [SIGINT, SIGTERM] {
-                    try loop.onSignal(signal) { _ in holder.server?.shutdown { loop.stop() } }
+                    try loop.onSignal(signal) { _ in holder.shutdown { loop.stop() } }
                 }
             }
             return transport.boundPort
@@ -97,7 +107,7 @@ public final class RunningServer: Sendable {
     public func shutdown() {
         let holder = self.holder
         let loop = self.loop
-        loop.execute { holder.server?.shutdown { loop.stop() } }
+        loop.execute { holder.shutdown { loop.stop() } }
     }
 
     /// Waits until the loop has closed.

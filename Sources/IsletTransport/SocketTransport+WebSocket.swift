@@ -26,7 +26,10 @@ extension SocketTransport {
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
         self.statistics.bytesReceived += UInt64(bytes.count)
-        guard let message = state.received(bytes) else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        let heldBefore = state.reassemblyBytes
+        let message = state.received(bytes)
+        self.countReassembly(held: state.reassemblyBytes, before: heldBefore)
+        guard let message else { return state.closeCode == .messageTooBig ? .close : .proceed }
         self.delegate?.transport(self, didReceive: message, from: id)
         return .proceed
     }
@@ -46,8 +49,14 @@ extension SocketTransport {
     func webSocketClosed(_ connection: LWSConnection) {
         guard let id = connection.id, let state = self.sockets.removeValue(forKey: id) else { return }
         self.statistics.openWebSockets -= 1
+        self.countReassembly(held: 0, before: state.reassemblyBytes)
         self.delegate?.transport(self, didClose: id, code: state.closeCode)
         self.checkShutdown()
+    }
+
+    private func countReassembly(held: Int, before: Int) {
+        self.statistics.reassemblyBytes += held - before
+        self.statistics.largestReassemblyBytes = max(self.statistics.largestReassemblyBytes, held)
     }
 
     @discardableResult

@@ -47,7 +47,8 @@ public final class SocketTransport: Transport {
         self.logger = logger
         self.writeBuffer = WriteBuffer(capacity: max(configuration.writeChunkBytes, 4096))
         self.lws = try LWSContext(
-            loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096, logger: logger)
+            loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096,
+            compression: configuration.webSocketCompression, logger: logger)
         self.lws.handler = self
         do {
             self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port)

@@ -37,15 +37,20 @@ final class WebSocketState {
 
     func discardQueued() -> Int { self.outbound.discardUnstarted() }
 
+    /// Bytes held for a message being reassembled (at most the message limit).
+    var reassemblyBytes: Int { self.assembler.bufferedBytes }
+
     /// A piece of a message arrived. Returns the message once complete. A message over the
     /// limit sets the close reason (1009) and `closeCode`: the caller must return `.close`.
     func received(_ bytes: UnsafeRawBufferPointer) -> WebSocketMessage? {
         if self.sentClose { return nil }  // After our close frame, data is discarded.
         let frame = self.connection.receivedFrame
         switch self.assembler.append(
-            bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining)
+            bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining,
+            isCompressed: frame.isCompressed)
         {
         case .incomplete:
+            if self.assembler.isAssemblingCompressed { self.connection.continueInflating() }
             return nil
         case .message(let message):
             return message

@@ -12,7 +12,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the API, the stream and the dashboard.",
         discussion: """
             Every option can also be set with an environment variable (the option wins):
-            ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN.
+            ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
+            ISLET_WS_COMPRESSION (1 or true).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             """)
 
@@ -30,6 +31,16 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Token that authorises mutations; required off loopback (ISLET_ADMIN_TOKEN).")
     var adminToken: String?
+
+    @Flag(
+        help: """
+            Negotiate permessage-deflate with WebSocket clients that offer it (ISLET_WS_COMPRESSION). \
+            Off by default: it costs server CPU per message and per connection.
+            """)
+    var wsCompression = false
+
+    @Flag(help: "Mount the /v1/echo WebSocket for conformance testing (Autobahn). Loopback hosts only.")
+    var conformanceEcho = false
 
     @Flag(help: "Print the effective configuration and exit.")
     var printConfig = false
@@ -75,6 +86,9 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.publicDirectory = self.publicDir ?? environment["ISLET_PUBLIC_DIR"] ?? defaultPublicDirectory()
         configuration.adminToken = self.adminToken ?? environment["ISLET_ADMIN_TOKEN"]
+        configuration.webSocketCompression =
+            self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
+        configuration.conformanceEcho = self.conformanceEcho
         return configuration
     }
 
@@ -120,5 +134,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     limits.subscriptionsPerConnection: \(configuration.limits.subscriptionsPerConnection)
     limits.apnsPayloadBytes: \(configuration.limits.apnsPayloadBytes)
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)
+    ws-compression: \(configuration.webSocketCompression)
+    conformance-echo: \(configuration.conformanceEcho)
     """
 }
