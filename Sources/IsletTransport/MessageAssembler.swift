@@ -22,6 +22,12 @@ struct MessageAssembler {
     /// True while a compressed message is being reassembled (more inflated pieces to come).
     var isAssemblingCompressed: Bool { self.inMessage && self.isCompressed }
 
+    /// Whether the next piece belongs to a compressed message, given the RSV1 bit of the frame
+    /// it arrives in (only a message's first frame carries it).
+    func nextPieceIsCompressed(frameIsCompressed: Bool) -> Bool {
+        self.inMessage ? self.isCompressed : frameIsCompressed
+    }
+
     /// Adds a piece of the current message.
     ///
     /// - Parameters:

@@ -29,7 +29,7 @@ extension SocketTransport {
         let heldBefore = state.reassemblyBytes
         let message = state.received(bytes)
         self.countReassembly(held: state.reassemblyBytes, before: heldBefore)
-        guard let message else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        guard let message else { return state.isFailing ? .close : .proceed }
         self.delegate?.transport(self, didReceive: message, from: id)
         return .proceed
     }
