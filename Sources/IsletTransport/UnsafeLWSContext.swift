@@ -20,7 +20,7 @@ final class LWSContext {
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     private let slot: UnsafeMutablePointer<OpaquePointer?>
     /// permessage-deflate for the vhost, when compression is on.
-    private let extensions: LWSExtensionTable?
+    let extensionTable: LWSExtensionTable?
     private var isDestroying = false
 
     /// Creates the context. Must be called on the loop thread.
@@ -35,7 +35,7 @@ final class LWSContext {
     ) throws(TransportError) {
         loop.preconditionInEventLoop()
         self.loop = loop
-        self.extensions = compression ? LWSExtensionTable() : nil
+        self.extensionTable = compression ? LWSExtensionTable() : nil
         self.protocolCount = protocolNames.count
         self.protocols = .allocate(capacity: protocolNames.count + 1)
         self.slot = .allocate(capacity: 1)
@@ -91,7 +91,7 @@ final class LWSContext {
             if !host.contains(":") { info.options |= islet_lws_option_disable_ipv6 }
         }
         info.options |= islet_lws_option_validate_utf8
-        info.extensions = self.extensions.map { UnsafePointer($0.pointer) }
+        info.extensions = self.extensionTable.map { UnsafePointer($0.pointer) }
         let vhost = try lwsCheck(
             lws_create_vhost(context, &info), "lws_create_vhost", kind: .bindFailed,
             "cannot listen on \(host ?? "*"):\(port ?? 0) (address in use, or not an address of this machine)")
