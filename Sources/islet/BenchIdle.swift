@@ -58,7 +58,7 @@ struct BenchIdle: AsyncParsableCommand {
 }
 
 /// `islet serve --port 0` as a child process of the benchmark.
-private final class ServerProcess {
+final class ServerProcess {
     let process: Process
     let port: Int
     var pid: Int32 { self.process.processIdentifier }
@@ -68,10 +68,10 @@ private final class ServerProcess {
         self.port = port
     }
 
-    static func launch() throws -> ServerProcess {
+    static func launch(extraArguments: [String] = []) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--port", "0", "--log-level", "warning"]
+        process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
