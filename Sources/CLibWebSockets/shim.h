@@ -79,6 +79,8 @@ struct islet_lws_pmd_ebufs {
 static const int islet_pmd_arg_server_no_context_takeover = 0;
 static const int islet_pmd_arg_server_max_window_bits = 2;
 static const int islet_pmd_arg_rx_buf_pwr2 = 4;
+static const int islet_pmd_arg_compression_level = 6;
+static const int islet_pmd_arg_mem_level = 7;
 static const int islet_pmdr_did_nothing = 1;
 static const int islet_pmdr_has_pending = 2;
 static const int islet_pmdr_empty_nonfinal = 3;
@@ -87,10 +89,15 @@ static const int islet_pmdr_empty_final = 4;
 /* Bytes lws allocates for its inflate buffer beyond LWS_PRE + 2^rx_buf_pwr2. */
 static const size_t islet_pmd_rx_buffer_slack = 7 + 5;
 
-/* inflateInit2() is a macro: a raw-deflate inflater with 2^window_bits bytes of window. */
+/* inflateInit2() and deflateInit2() are macros: raw deflate, 2^window_bits bytes of window. */
 static inline int
 islet_inflate_init_raw(z_stream *stream, int window_bits) {
   return inflateInit2(stream, -window_bits);
+}
+
+static inline int
+islet_deflate_init_raw(z_stream *stream, int level, int window_bits, int mem_level) {
+  return deflateInit2(stream, level, Z_DEFLATED, -window_bits, mem_level, Z_DEFAULT_STRATEGY);
 }
 
 #endif

@@ -32,6 +32,10 @@ final class LWSExtensionTable {
     fileprivate let output: UnsafeMutablePointer<UInt8>
     /// The 00 00 FF FF that RFC 7692 §7.2.2 has the receiver append to each message.
     fileprivate let trailer: UnsafeMutablePointer<UInt8>
+    /// Where a write is deflated, with LWS_PRE bytes of headroom for the frame header; lws
+    /// writes (or copies) the frame before `lws_write` returns, so one buffer serves every
+    /// connection. It grows to the largest write's deflate bound.
+    fileprivate var deflated = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     fileprivate var connections: [OpaquePointer: InflateState] = [:]
 
     init() {
@@ -55,6 +59,7 @@ final class LWSExtensionTable {
         self.pointer.deallocate()
         self.output.deallocate()
         self.trailer.deallocate()
+        self.deflated.deallocate()
         free(self.name)
         free(self.offer)
     }
@@ -78,12 +83,8 @@ final class InflateState {
     var outputWasFull = false
     /// Copies of input zlib has not used yet (see `keepPendingInput`).
     var pendingRX = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    var pendingTX = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
-    func deallocate() {
-        self.pendingRX.deallocate()
-        self.pendingTX.deallocate()
-    }
+    func deallocate() { self.pendingRX.deallocate() }
 }
 
 /// The extension callback: lws's permessage-deflate, except where lws 4.1.6 gets it wrong.
@@ -98,6 +99,13 @@ final class InflateState {
 ///    the trailer (for a final frame) with the room left.
 /// 2. Input zlib has not used yet stays in buffers lws and Islet reuse for other connections
 ///    (see `keepPendingInput`): it is copied into the connection's own memory after each call.
+/// 3. Deflating. lws deflates a write into a 1 KiB buffer and sends the rest from later
+///    writable callbacks; when what is left of the flush is under 4 bytes (an output that
+///    ends just past a buffer, or an empty message after another one, for which zlib writes
+///    nothing), it stops the process (`assert(0)`, "want to trim out length"), which a client
+///    can provoke through what it makes the server send. So this function deflates each write
+///    whole, into a buffer sized by `deflateBound`, strips the flush marker of a final fragment,
+///    and leaves the frame header and RSV1 to lws as before.
 ///
 /// Everything else (negotiation, deflating, frames) is lws's. One limit remains: lws gives no
 /// way to tell a pong's payload from data, so a pong with a payload between the frames of a
@@ -120,8 +128,14 @@ func isletPMDeflateCallback(
     case LWS_EXT_CB_PAYLOAD_RX:
         let state = table.connections[wsi] ?? InflateState()
         table.connections[wsi] = state
-        if lws_is_first_fragment(wsi) != 0 && !state.inCompressedMessage {
-            state.inCompressedMessage = lws_get_reserved_bits(wsi) & 0x40 != 0
+        let compressedFrame = lws_get_reserved_bits(wsi) & 0x40 != 0
+        let noInput = input.map { $0.assumingMemoryBound(to: islet_lws_pmd_ebufs.self).pointee.eb_in.len <= 0 } ?? true
+        // A new message starts at its first fragment, except for lws's second call on the frame
+        // that just ended (no input, same RSV1: lws does not clear "first fragment" after a
+        // message that inflated to nothing).
+        let sameFrame = state.messageEnded && compressedFrame && noInput
+        if lws_is_first_fragment(wsi) != 0 && !state.inCompressedMessage && !sameFrame {
+            state.inCompressedMessage = compressedFrame
             state.trailerAdded = false
             state.messageEnded = false
         }
@@ -136,17 +150,76 @@ func isletPMDeflateCallback(
         keepPendingInput(priv, \.rx, in: &state.pendingRX)
         return verdict
     case LWS_EXT_CB_PAYLOAD_TX:
-        let verdict = forward()
-        let state = table.connections[wsi] ?? InflateState()
-        table.connections[wsi] = state
-        keepPendingInput(priv, \.tx, in: &state.pendingTX)
-        return verdict
+        guard let input else { return forward() }
+        return table.deflate(wsi, priv, input.assumingMemoryBound(to: islet_lws_pmd_ebufs.self), flags: length)
     default:
         return forward()
     }
 }
 
 extension LWSExtensionTable {
+    /// Deflates one write whole (see `isletPMDeflateCallback`, 3). `flags` are lws_write's:
+    /// the frame type, and LWS_WRITE_NO_FIN for a fragment that is not the message's last.
+    fileprivate func deflate(
+        _ wsi: OpaquePointer, _ priv: UnsafeMutablePointer<islet_lws_pmd_priv>,
+        _ buffers: UnsafeMutablePointer<islet_lws_pmd_ebufs>, flags: Int
+    ) -> Int32 {
+        let tx = (UnsafeMutableRawPointer(priv) + MemoryLayout<islet_lws_pmd_priv>.offset(of: \.tx)!)
+            .assumingMemoryBound(to: z_stream.self)
+        if priv.pointee.tx_init == 0 {
+            // As lws does: its level and memory level, and the window this side may use.
+            let isClient = lws_get_vhost_listen_port(lws_get_vhost(wsi)) <= 0
+            let windowBits = isClient ? priv.pointee.args.3 : priv.pointee.args.2
+            let level = Int32(priv.pointee.args.6), memoryLevel = Int32(priv.pointee.args.7)
+            guard islet_deflate_init_raw(tx, level, Int32(windowBits), memoryLevel) == Z_OK else { return -1 }
+            priv.pointee.tx_init = 1
+        }
+        let isFinal = flags & Int(LWS_WRITE_NO_FIN.rawValue) == 0
+        let count = Int(max(0, buffers.pointee.eb_in.len))
+        let capacity = Int(deflateBound(tx, UInt(count))) + 16
+        let headroom = islet_lws_pre + 16
+        if self.deflated.count < headroom + capacity {
+            self.deflated.deallocate()
+            self.deflated = .allocate(byteCount: headroom + max(capacity, 64 * 1024), alignment: 16)
+        }
+        let output = (self.deflated.baseAddress! + headroom).assumingMemoryBound(to: UInt8.self)
+        tx.pointee.next_in = buffers.pointee.eb_in.token
+        tx.pointee.avail_in = UInt32(count)
+        tx.pointee.next_out = output
+        tx.pointee.avail_out = UInt32(capacity)
+        let result = zlib_deflate(tx, isFinal ? Z_SYNC_FLUSH : Z_NO_FLUSH)
+        // The bound leaves room for everything: all input used, all output flushed.
+        guard result == Z_OK || result == Z_BUF_ERROR, tx.pointee.avail_in == 0, tx.pointee.avail_out > 0 else {
+            return -1
+        }
+        var produced = capacity - Int(tx.pointee.avail_out)
+        if isFinal && produced == 0 {
+            // Nothing new since the last flush (an empty message): zlib writes nothing, and the
+            // message is the one byte of an empty stored block (RFC 7692 §7.2.3.6).
+            output[0] = 0
+            produced = 1
+        } else if isFinal {
+            // RFC 7692 §7.2.1: a message ends without the 00 00 FF FF of its flush.
+            guard produced >= 4 else { return -1 }
+            produced -= 4
+            priv.pointee.count_tx_between_fin = 0
+        } else {
+            priv.pointee.count_tx_between_fin += count
+        }
+        // What lws's PACKET_TX_PRESEND step reads to set RSV1 and the first frame's type.
+        switch flags & 0xF {
+        case Int(LWS_WRITE_TEXT.rawValue): priv.pointee.tx_first_frame_type = 1  // text frame
+        case Int(LWS_WRITE_BINARY.rawValue): priv.pointee.tx_first_frame_type = 2  // binary frame
+        default: break
+        }
+        priv.pointee.compressed_out = 1
+        if let token = buffers.pointee.eb_in.token { buffers.pointee.eb_in.token = token + count }
+        buffers.pointee.eb_in.len = 0
+        buffers.pointee.eb_out.token = output
+        buffers.pointee.eb_out.len = Int32(produced)
+        return Int32(isFinal ? islet_pmdr_empty_final : islet_pmdr_empty_nonfinal)
+    }
+
     /// One inflate step over a compressed frame's last input (see `isletPMDeflateCallback`).
     /// Returns lws's result code: more pending, done with the frame, or done with the message.
     fileprivate func inflateLastInput(
@@ -219,6 +292,11 @@ extension LWSExtensionTable {
     }
 }
 
+/// zlib's deflate (the method of the same name shadows it inside the extension).
+private func zlib_deflate(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) -> Int32 {
+    deflate(stream, flush)
+}
+
 /// Runs zlib's inflate; false on corrupt data (lws then fails the connection).
 private func inflated(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) -> Bool {
     let result = inflate(stream, flush)
@@ -228,9 +306,9 @@ private func inflated(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) 
 /// Moves the input zlib still holds into memory of this connection's own.
 ///
 /// lws leaves zlib pointing into the buffer the input came in until a later call uses it up:
-/// for received data, the read buffer every connection of the loop shares (`pt->serv_buf`);
-/// for sent data, Islet's one `WriteBuffer`. By the time lws comes back to a connection,
-/// another one may have overwritten those bytes, so they are copied after each call.
+/// the read buffer every connection of the loop shares (`pt->serv_buf`). By the time lws comes
+/// back to a connection, another one may have overwritten those bytes, so they are copied after
+/// each call. (Writes leave nothing behind: `deflate` uses all their input.)
 private func keepPendingInput(
     _ priv: UnsafeMutablePointer<islet_lws_pmd_priv>, _ member: KeyPath<islet_lws_pmd_priv, z_stream>,
     in copy: inout UnsafeMutableRawBufferPointer
