@@ -79,7 +79,8 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if self.conformanceEcho && !self.isLoopback {
             problems.append(
-                .init("conformance-echo", "is for conformance testing only and needs a loopback host, not \(self.host)"))
+                .init("conformance-echo", "is for conformance testing only and needs a loopback host, not \(self.host)")
+            )
         }
         if let token = self.adminToken, !token.isEmpty, token.count < 16 {
             problems.append(.init("admin-token", "must be at least 16 characters"))

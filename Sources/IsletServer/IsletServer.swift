@@ -57,7 +57,8 @@ public final class IsletServer {
             host: configuration.host, port: configuration.port, subprotocols: [Self.streamSubprotocol],
             maxRequestBodyBytes: configuration.limits.httpBodyBytes,
             maxMessageBytes: configuration.limits.webSocketMessageBytes,
-            outboundCapBytes: configuration.limits.outboundBytes, webSocketCompression: configuration.webSocketCompression)
+            outboundCapBytes: configuration.limits.outboundBytes,
+            webSocketCompression: configuration.webSocketCompression)
     }
 
     private func addBuiltInRoutes() {

@@ -200,7 +200,8 @@ public final class TestWebSocketClient {
         guard bytes.count >= offset + length else { return nil }
         var payload = Array(bytes[offset..<offset + length])
         if masked { for index in payload.indices { payload[index] ^= bytes[maskOffset + index % 4] } }
-        let frame = Frame(fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F, payload: payload, rsv: (bytes[0] >> 4) & 7)
+        let frame = Frame(
+            fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F, payload: payload, rsv: (bytes[0] >> 4) & 7)
         return (frame, offset + length)
     }
 }

@@ -9,9 +9,9 @@
 
 internal import CLibWebSockets
 
-/// The one extension Islet offers and accepts: permessage-deflate (RFC 7692), implemented by
-/// libwebsockets' `lws_extension_callback_pm_deflate` on zlib, called through
-/// `isletPMDeflateCallback`, which repairs its inflate path. A zero-terminated C table.
+/// The one extension Islet offers and accepts: permessage-deflate (RFC 7692): libwebsockets'
+/// `lws_extension_callback_pm_deflate`, called through `isletPMDeflateCallback`, which does the
+/// inflating and deflating lws 4.1.6 gets wrong itself, on zlib. A zero-terminated C table.
 ///
 /// As a server, lws accepts the extension when a client offers it and, of the offer's
 /// parameters, applies `server_no_context_takeover` and `client_no_context_takeover`; it
@@ -97,8 +97,8 @@ final class InflateState {
 ///    that yields no bytes is dropped (`ending drain on 0 read`) and the message never ends.
 ///    So this function inflates a frame's last input itself, into one 64 KiB buffer, and adds
 ///    the trailer (for a final frame) with the room left.
-/// 2. Input zlib has not used yet stays in buffers lws and Islet reuse for other connections
-///    (see `keepPendingInput`): it is copied into the connection's own memory after each call.
+/// 2. Input zlib has not used yet stays in the read buffer that all connections share (see
+///    `keepPendingInput`): it is copied into the connection's own memory after each call.
 /// 3. Deflating. lws deflates a write into a 1 KiB buffer and sends the rest from later
 ///    writable callbacks; when what is left of the flush is under 4 bytes (an output that
 ///    ends just past a buffer, or an empty message after another one, for which zlib writes
@@ -107,7 +107,8 @@ final class InflateState {
 ///    whole, into a buffer sized by `deflateBound`, strips the flush marker of a final fragment,
 ///    and leaves the frame header and RSV1 to lws as before.
 ///
-/// Everything else (negotiation, deflating, frames) is lws's. One limit remains: lws gives no
+/// Everything else (negotiation, options, the inflating of a frame's earlier input, frame
+/// headers and RSV1, draining) is lws's. One limit remains: lws gives no
 /// way to tell a pong's payload from data, so a pong with a payload between the frames of a
 /// compressed message would be inflated as part of it (the message then fails; no client
 /// library sends such pongs).
@@ -170,7 +171,8 @@ extension LWSExtensionTable {
             // As lws does: its level and memory level, and the window this side may use.
             let isClient = lws_get_vhost_listen_port(lws_get_vhost(wsi)) <= 0
             let windowBits = isClient ? priv.pointee.args.3 : priv.pointee.args.2
-            let level = Int32(priv.pointee.args.6), memoryLevel = Int32(priv.pointee.args.7)
+            let level = Int32(priv.pointee.args.6)
+            let memoryLevel = Int32(priv.pointee.args.7)
             guard islet_deflate_init_raw(tx, level, Int32(windowBits), memoryLevel) == Z_OK else { return -1 }
             priv.pointee.tx_init = 1
         }

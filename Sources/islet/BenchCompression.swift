@@ -31,7 +31,9 @@ struct BenchCompression: AsyncParsableCommand {
         logger.logLevel = .warning
         let sizes = self.sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         print("islet bench compression: \(self.messages) messages per row over \(self.connections) connections")
-        print("| permessage-deflate | message | server CPU µs/message | bytes on the wire/message, server → client | messages/s |")
+        print(
+            "| permessage-deflate | message | server CPU µs/message | bytes on the wire/message, server → client | messages/s |"
+        )
         print("| --- | ---: | ---: | ---: | ---: |")
         for compression in [false, true] {
             let server = try ServerProcess.launch(
@@ -46,7 +48,9 @@ struct BenchCompression: AsyncParsableCommand {
                     "| \(compression ? "on" : "off") | \(average) B | \(format(row.cpuMicroseconds)) "
                         + "| \(format(row.bytesWritten)) | \(Int(row.rate)) |")
             }
-            if !(await generator.stop()) { printError("islet bench compression: the client loop did not close cleanly") }
+            if !(await generator.stop()) {
+                printError("islet bench compression: the client loop did not close cleanly")
+            }
         }
     }
 
@@ -56,7 +60,9 @@ struct BenchCompression: AsyncParsableCommand {
         var rate: Double
     }
 
-    private func measure(server: ServerProcess, generator: EchoLoadGenerator, payloads: [[UInt8]]) async throws
+    private func measure(
+        server: ServerProcess, generator: EchoLoadGenerator, payloads: [[UInt8]]
+    ) async throws
         -> Row
     {
         _ = try await self.send(generator, server, payloads, count: self.messages)  // warm-up
@@ -72,7 +78,9 @@ struct BenchCompression: AsyncParsableCommand {
         return Row(cpuMicroseconds: cpu / count, bytesWritten: written / count, rate: count / seconds)
     }
 
-    private func send(_ generator: EchoLoadGenerator, _ server: ServerProcess, _ payloads: [[UInt8]], count: Int)
+    private func send(
+        _ generator: EchoLoadGenerator, _ server: ServerProcess, _ payloads: [[UInt8]], count: Int
+    )
         async throws -> EchoLoadGenerator.Report
     {
         let report = try await generator.run(
@@ -107,11 +115,13 @@ func patchLikeJSON(bytes: Int, variant: Int) -> [UInt8] {
     while text.utf8.count < bytes - 120 {
         let slot = slots[index % slots.count]
         text += #",{"op":"replace","path":"/activities/\#(activity)/render/\#(slot)","value":"#
-        text += #""<div class=\"la coffee\"><img src=\"/assets/cup.svg\" alt=\"\"><span class=\"eta\">8:\#(minutes)</span>"#
+        text +=
+            #""<div class=\"la coffee\"><img src=\"/assets/cup.svg\" alt=\"\"><span class=\"eta\">8:\#(minutes)</span>"#
         text += #"<span class=\"status\">\#(status)</span><progress value=\"\#(progress)\"></progress></div>"}"#
         index += 1
     }
-    text += #",{"op":"replace","path":"/clock/now","value":"2026-11-22T08:\#(10 + variant % 49):\#(10 + variant % 47)Z"}]}"#
+    text +=
+        #",{"op":"replace","path":"/clock/now","value":"2026-11-22T08:\#(10 + variant % 49):\#(10 + variant % 47)Z"}]}"#
     return Array(text.utf8)
 }
 

@@ -121,7 +121,8 @@ struct ConformanceEchoTests {
                 port: server.port, path: "/v1/echo", subprotocols: [],
                 headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
             try client.send(opcode: Frame.text, payload: Self.compressedHello, rsv: 4)
-            #expect(try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
+            #expect(
+                try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
             try client.send(opcode: Frame.text, payload: Array("plain".utf8))
             let echoed = try client.readFrame()
             #expect(echoed.rsv == 4)  // the server compresses what it sends

@@ -11,7 +11,9 @@ struct WebSocketConformanceTests {
 
     static let limited = TransportConfiguration(port: 0, maxMessageBytes: 64 * 1024)
 
-    @Test("a message over the limit made of 1 KiB fragments closes with 1009; the reassembly buffer never exceeds the limit")
+    @Test(
+        "a message over the limit made of 1 KiB fragments closes with 1009; the reassembly buffer never exceeds the limit"
+    )
     func oversizeFromSmallFragments() async throws {
         try await withEchoTransport(Self.limited) { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
@@ -128,7 +130,8 @@ struct WebSocketConformanceTests {
         }
     }
 
-    @Test("valid close codes are echoed and reported", arguments: [1000, 1001, 1003, 1007, 1011, 3000, 4999] as [UInt16])
+    @Test(
+        "valid close codes are echoed and reported", arguments: [1000, 1001, 1003, 1007, 1011, 3000, 4999] as [UInt16])
     func closeCodeEcho(code: UInt16) async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
