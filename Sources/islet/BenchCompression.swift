@@ -26,6 +26,9 @@ struct BenchCompression: AsyncParsableCommand {
     @Option(help: "Message sizes in bytes, comma-separated (patch-like JSON of about that size).")
     var sizes = "300,4096"
 
+    @Option(help: "Connections that each exchange one message, to measure server memory per connection (0: skip).")
+    var memoryConnections = 500
+
     func run() async throws {
         var logger = Logger(label: "islet.bench")
         logger.logLevel = .warning
@@ -35,6 +38,7 @@ struct BenchCompression: AsyncParsableCommand {
             "| permessage-deflate | message | server CPU µs/message | bytes on the wire/message, server → client | messages/s |"
         )
         print("| --- | ---: | ---: | ---: | ---: |")
+        var memory: [(Bool, Int)] = []
         for compression in [false, true] {
             let server = try ServerProcess.launch(
                 extraArguments: ["--conformance-echo"] + (compression ? ["--ws-compression"] : []))
@@ -51,7 +55,32 @@ struct BenchCompression: AsyncParsableCommand {
             if !(await generator.stop()) {
                 printError("islet bench compression: the client loop did not close cleanly")
             }
+            if self.memoryConnections > 0 {
+                memory.append(
+                    (compression, try await self.memoryPerConnection(server: server, compression: compression)))
+            }
         }
+        for (compression, bytes) in memory {
+            print(
+                "server memory per connection after one echoed message, \(compression ? "with" : "without") "
+                    + "compression: \(bytes) bytes (VmRSS, \(self.memoryConnections) connections)")
+        }
+    }
+
+    /// VmRSS growth of the server, per connection, once `memoryConnections` connections have each
+    /// had one 262-byte message echoed.
+    private func memoryPerConnection(server: ServerProcess, compression: Bool) async throws -> Int {
+        var logger = Logger(label: "islet.bench")
+        logger.logLevel = .warning
+        let before = try residentKiB(of: server.pid)
+        let clients = try await EchoLoadGenerator.start(compression: compression, logger: logger)
+        _ = try await clients.run(
+            host: "127.0.0.1", port: server.port, connections: self.memoryConnections,
+            messages: self.memoryConnections, payloads: [patchLikeJSON(bytes: 300, variant: 0)], window: 1)
+        try await Task.sleep(for: .seconds(1))
+        let after = try residentKiB(of: server.pid)
+        _ = await clients.stop()
+        return (after - before) * 1024 / self.memoryConnections
     }
 
     private struct Row {
