@@ -43,4 +43,61 @@ islet_lws_write_ws_flags(int initial, int is_start, int is_end) {
   return lws_write_ws_flags(initial, is_start, is_end);
 }
 
+/*
+ * permessage-deflate (RFC 7692). Islet registers lws's own extension callback
+ * behind a wrapper (IsletTransport/UnsafeLWSExtensions.swift) that works
+ * around a bug in its inflate path. The wrapper needs lws 4.1.6's private
+ * per-connection state and extension buffers, so they are declared here with
+ * the same members in the same order (lib/roles/ws/ext/
+ * extension-permessage-deflate.h and lib/roles/ws/private-lib-roles-ws.h at
+ * v4.1.6). Valid for that version only: the build pins Debian's 4.1.6.
+ */
+#include <zlib.h>
+
+struct islet_lws_pmd_priv {
+  z_stream rx;
+  z_stream tx;
+  unsigned char *buf_rx_inflated;
+  unsigned char *buf_tx_deflated;
+  unsigned char *buf_tx_holding;
+  size_t count_rx_between_fin;
+  size_t count_tx_between_fin;
+  size_t len_tx_holding;
+  unsigned char args[8];
+  unsigned char tx_first_frame_type;
+  unsigned char tx_init:1;
+  unsigned char rx_init:1;
+  unsigned char compressed_out:1;
+};
+
+struct islet_lws_pmd_ebufs {
+  struct lws_tokens eb_in;
+  struct lws_tokens eb_out;
+};
+
+/* Indexes into islet_lws_pmd_priv.args, and an extension's PAYLOAD_RX results. */
+static const int islet_pmd_arg_server_no_context_takeover = 0;
+static const int islet_pmd_arg_server_max_window_bits = 2;
+static const int islet_pmd_arg_rx_buf_pwr2 = 4;
+static const int islet_pmd_arg_compression_level = 6;
+static const int islet_pmd_arg_mem_level = 7;
+static const int islet_pmdr_did_nothing = 1;
+static const int islet_pmdr_has_pending = 2;
+static const int islet_pmdr_empty_nonfinal = 3;
+static const int islet_pmdr_empty_final = 4;
+
+/* Bytes lws allocates for its inflate buffer beyond LWS_PRE + 2^rx_buf_pwr2. */
+static const size_t islet_pmd_rx_buffer_slack = 7 + 5;
+
+/* inflateInit2() and deflateInit2() are macros: raw deflate, 2^window_bits bytes of window. */
+static inline int
+islet_inflate_init_raw(z_stream *stream, int window_bits) {
+  return inflateInit2(stream, -window_bits);
+}
+
+static inline int
+islet_deflate_init_raw(z_stream *stream, int level, int window_bits, int mem_level) {
+  return deflateInit2(stream, level, Z_DEFLATED, -window_bits, mem_level, Z_DEFAULT_STRATEGY);
+}
+
 #endif

@@ -119,11 +119,19 @@ public struct IsletConfiguration: Sendable, Equatable {
         case off
     }
 
+    /// Negotiate permessage-deflate with WebSocket clients that offer it. Default off: it
+    /// deflates every message once per connection, which defeats encode-once fan-out.
+    public var webSocketCompression: Bool
+    /// Mount the `/v1/echo` WebSocket, which exists only for conformance testing (Autobahn).
+    /// Default off; refused with a non-loopback host.
+    public var conformanceEcho: Bool
+
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
         viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
         rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5),
-        virtualClockStart: Instant? = nil, demo: DemoPolicy = .off
+        virtualClockStart: Instant? = nil, demo: DemoPolicy = .off, webSocketCompression: Bool = false,
+        conformanceEcho: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -138,6 +146,8 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.virtualClockStart = virtualClockStart
         self.demo = demo
+        self.webSocketCompression = webSocketCompression
+        self.conformanceEcho = conformanceEcho
     }
 
     /// True for `127.0.0.1`, any `127.x.y.z`, `::1` and `localhost`.
@@ -155,6 +165,11 @@ public struct IsletConfiguration: Sendable, Equatable {
         if !self.isLoopback && (self.adminToken ?? "").isEmpty {
             problems.append(
                 .init("admin-token", "is required to listen on \(self.host), which is not a loopback address"))
+        }
+        if self.conformanceEcho && !self.isLoopback {
+            problems.append(
+                .init("conformance-echo", "is for conformance testing only and needs a loopback host, not \(self.host)")
+            )
         }
         if let token = self.adminToken, !token.isEmpty, token.count < 16 {
             problems.append(.init("admin-token", "must be at least 16 characters"))

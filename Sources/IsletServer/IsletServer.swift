@@ -90,7 +90,8 @@ public final class IsletServer {
             outboundCapBytes: configuration.limits.outboundBytes, extraHeaderNames: APNsRoutes.headerNames,
             tls: configuration.tls.map {
                 TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
-            })
+            },
+            webSocketCompression: configuration.webSocketCompression)
     }
 
     private func addBuiltInRoutes() {

@@ -39,6 +39,13 @@ public final class RunningServer: Sendable {
             let delay = max(1, wake.milliseconds(since: now))
             self.timer = loop.scheduleTimer(after: .milliseconds(delay)) { [weak self] in self?.timer = nil }
         }
+
+        /// The conformance echo in front of the server, when the configuration mounts it.
+        var echo: ConformanceEcho?
+
+        func shutdown(completion: @escaping () -> Void) {
+            if let echo { echo.shutdown(completion: completion) } else { self.server?.shutdown(completion: completion) }
+        }
     }
 
     private init(port: Int, securePort: Int?, loop: EventLoop, holder: Holder) {
@@ -106,9 +113,13 @@ public final class RunningServer: Sendable {
                 let interval = IsletServer.demoInterval
                 holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) { holder.server?.driveDemo() }
             }
+            if configuration.conformanceEcho {
+                holder.echo = ConformanceEcho(server: server)
+                transport.delegate = holder.echo
+            }
             if handleSignals {
                 for signal in [SIGINT, SIGTERM] {
-                    try loop.onSignal(signal) { _ in holder.server?.shutdown { loop.stop() } }
+                    try loop.onSignal(signal) { _ in holder.shutdown { loop.stop() } }
                 }
             }
             return (transport.boundPort, transport.securePort)
@@ -123,7 +134,7 @@ public final class RunningServer: Sendable {
     public func shutdown() {
         let holder = self.holder
         let loop = self.loop
-        loop.execute { holder.server?.shutdown { loop.stop() } }
+        loop.execute { holder.shutdown { loop.stop() } }
     }
 
     /// Waits until the loop has closed.

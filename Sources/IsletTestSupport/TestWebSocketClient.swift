@@ -9,6 +9,15 @@ public final class TestWebSocketClient {
         public var fin: Bool
         public var opcode: UInt8
         public var payload: [UInt8]
+        /// The RSV1–RSV3 bits (RSV1, 4, marks a message compressed with permessage-deflate).
+        public var rsv: UInt8
+
+        public init(fin: Bool, opcode: UInt8, payload: [UInt8], rsv: UInt8 = 0) {
+            self.fin = fin
+            self.opcode = opcode
+            self.payload = payload
+            self.rsv = rsv
+        }
 
         public static let continuation: UInt8 = 0x0, text: UInt8 = 0x1, binary: UInt8 = 0x2
         public static let close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
@@ -194,6 +203,8 @@ public final class TestWebSocketClient {
         guard bytes.count >= offset + length else { return nil }
         var payload = Array(bytes[offset..<offset + length])
         if masked { for index in payload.indices { payload[index] ^= bytes[maskOffset + index % 4] } }
-        return (Frame(fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F, payload: payload), offset + length)
+        let frame = Frame(
+            fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F, payload: payload, rsv: (bytes[0] >> 4) & 7)
+        return (frame, offset + length)
     }
 }

@@ -11,9 +11,22 @@ struct MessageAssembler {
     let limitBytes: Int
     private var buffer: [UInt8] = []
     private var isBinary = false
+    private var isCompressed = false
     private var inMessage = false
 
     init(limitBytes: Int) { self.limitBytes = limitBytes }
+
+    /// Bytes held for the message being reassembled; never more than `limitBytes`.
+    var bufferedBytes: Int { self.buffer.count }
+
+    /// True while a compressed message is being reassembled (more inflated pieces to come).
+    var isAssemblingCompressed: Bool { self.inMessage && self.isCompressed }
+
+    /// Whether the next piece belongs to a compressed message, given the RSV1 bit of the frame
+    /// it arrives in (only a message's first frame carries it).
+    func nextPieceIsCompressed(frameIsCompressed: Bool) -> Bool {
+        self.inMessage ? self.isCompressed : frameIsCompressed
+    }
 
     /// Adds a piece of the current message.
     ///
@@ -23,14 +36,21 @@ struct MessageAssembler {
     ///   - isFinal: Whether this piece ends the message.
     ///   - remainingInFrame: Bytes of the current frame still to come (from the frame header),
     ///     so an oversize frame is refused before it arrives.
-    mutating func append(_ piece: UnsafeRawBufferPointer, isBinary: Bool, isFinal: Bool, remainingInFrame: Int)
-        -> Result
-    {
+    ///   - isCompressed: Whether the message's first frame was compressed (permessage-deflate,
+    ///     read at the first piece). Pieces are then inflated bytes, and the frame's remaining
+    ///     bytes are compressed ones, which say nothing about the message's size: only the
+    ///     inflated bytes count, as they arrive (lws inflates at most one receive buffer at a time).
+    mutating func append(
+        _ piece: UnsafeRawBufferPointer, isBinary: Bool, isFinal: Bool, remainingInFrame: Int,
+        isCompressed: Bool = false
+    ) -> Result {
         if !self.inMessage {
             self.inMessage = true
             self.isBinary = isBinary
+            self.isCompressed = isCompressed
         }
-        guard self.buffer.count + piece.count + remainingInFrame <= self.limitBytes else {
+        let announced = self.isCompressed ? 0 : remainingInFrame
+        guard self.buffer.count + piece.count + announced <= self.limitBytes else {
             self.reset()
             return .tooLarge
         }

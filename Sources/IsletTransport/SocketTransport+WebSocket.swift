@@ -26,7 +26,12 @@ extension SocketTransport {
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
         self.statistics.bytesReceived += UInt64(bytes.count)
-        guard let message = state.received(bytes) else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        let heldBefore = state.reassemblyBytes
+        let message = state.received(bytes)
+        self.countReassembly(held: state.reassemblyBytes, before: heldBefore)
+        guard let message else { return state.isFailing ? .close : .proceed }
+        self.isDeliveringMessage = true
+        defer { self.isDeliveringMessage = false }
         self.delegate?.transport(self, didReceive: message, from: id)
         return .proceed
     }
@@ -50,14 +55,25 @@ extension SocketTransport {
     func webSocketClosed(_ connection: LWSConnection) {
         guard let id = connection.id, let state = self.sockets.removeValue(forKey: id) else { return }
         self.statistics.openWebSockets -= 1
+        self.countReassembly(held: 0, before: state.reassemblyBytes)
         self.delegate?.transport(self, didClose: id, code: state.closeCode)
         self.checkShutdown()
+    }
+
+    private func countReassembly(held: Int, before: Int) {
+        self.statistics.reassemblyBytes += held - before
+        self.statistics.largestReassemblyBytes = max(self.statistics.largestReassemblyBytes, held)
     }
 
     @discardableResult
     public func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult {
         guard let state = self.sockets[connection] else { return .notOpen }
-        if state.writeNow(message, buffer: self.writeBuffer) {
+        // permessage-deflate must run from the writable callback (`isletPMDeflateCallback`
+        // deflates whole writes there), so with compression every message is queued; so is a
+        // reply to a message being received (see `isDeliveringMessage`).
+        if !self.configuration.webSocketCompression, !self.isDeliveringMessage,
+            state.writeNow(message, buffer: self.writeBuffer)
+        {
             self.statistics.bytesSent += UInt64(message.bytes.count)
             return .queued
         }

@@ -32,6 +32,10 @@ public final class SocketTransport: Transport {
     var exchanges: [ConnectionID: HTTPExchange] = [:]
     var sockets: [ConnectionID: WebSocketState] = [:]
     var pendingUpgrades: [ConnectionID: WebSocketUpgrade] = [:]
+    /// True while a received message is being handed to the delegate. Replies sent then are
+    /// queued, never written at once: libwebsockets may still owe the peer a pong for a ping
+    /// that arrived before the message, and writes it first from the next writable callback.
+    var isDeliveringMessage = false
     var isAccepting = true
     private var shutdown: ShutdownState?
 
@@ -50,7 +54,8 @@ public final class SocketTransport: Transport {
         self.logger = logger
         self.writeBuffer = WriteBuffer(capacity: max(configuration.writeChunkBytes, 4096))
         self.lws = try LWSContext(
-            loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096, logger: logger)
+            loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096,
+            compression: configuration.webSocketCompression, logger: logger)
         self.lws.handler = self
         do {
             self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port)

@@ -33,12 +33,16 @@ public struct TransportConfiguration: Sendable {
     public var extraHeaderNames: [String]
     /// HTTP/2 over TLS on a second port, or nil.
     public var tls: TLS?
+    /// Negotiate permessage-deflate (RFC 7692) with WebSocket clients that offer it (default off).
+    /// Compression happens per connection at write time, so the same message queued to many
+    /// connections is deflated once per connection: it trades server CPU for bandwidth.
+    public var webSocketCompression: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
         maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
         outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = [],
-        tls: TLS? = nil
+        tls: TLS? = nil, webSocketCompression: Bool = false
     ) {
         self.tls = tls
         self.host = host
@@ -49,5 +53,6 @@ public struct TransportConfiguration: Sendable {
         self.outboundCapBytes = outboundCapBytes
         self.writeChunkBytes = writeChunkBytes
         self.extraHeaderNames = extraHeaderNames
+        self.webSocketCompression = webSocketCompression
     }
 }

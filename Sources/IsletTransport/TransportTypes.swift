@@ -199,5 +199,10 @@ public struct TransportStatistics: Sendable, Equatable {
     public var connectionsAccepted: UInt64 = 0
     public var openWebSockets: Int = 0
     public var openHTTPConnections: Int = 0
+    /// Bytes held now, over every WebSocket, for messages being reassembled from fragments.
+    public var reassemblyBytes: Int = 0
+    /// The most bytes one WebSocket has held for one message being reassembled (bounded by
+    /// `maxMessageBytes`: a message that would exceed it is refused before it is stored).
+    public var largestReassemblyBytes: Int = 0
     public init() {}
 }

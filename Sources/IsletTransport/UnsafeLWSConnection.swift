@@ -230,11 +230,12 @@ struct LWSConnection {
         }
     }
 
-    /// Facts about the WebSocket frame being received.
-    var receivedFrame: (isBinary: Bool, isFinal: Bool, remaining: Int) {
+    /// Facts about the WebSocket frame being received. `isCompressed` is RSV1 of the current
+    /// frame: permessage-deflate sets it on the first frame of a compressed message only.
+    var receivedFrame: (isBinary: Bool, isFinal: Bool, remaining: Int, isCompressed: Bool) {
         (
             lws_frame_is_binary(self.wsi) != 0, lws_is_final_fragment(self.wsi) != 0,
-            Int(lws_remaining_packet_payload(self.wsi))
+            Int(lws_remaining_packet_payload(self.wsi)), lws_get_reserved_bits(self.wsi) & 0x40 != 0
         )
     }
 
@@ -246,6 +247,15 @@ struct LWSConnection {
     /// Closes the connection (without a close frame) if it is still open after `seconds`.
     /// A later timeout replaces this one (writing the close frame sets the close-ack one).
     func expire(afterSeconds seconds: Int32) { lws_set_timeout(self.wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds) }
+
+    /// Makes libwebsockets go on inflating a compressed message it has not finished.
+    ///
+    /// lws 4.1.6 inflates permessage-deflate data one buffer (1 KiB) at a time and leaves the
+    /// rest to its libuv idle handler, which stops itself after one more buffer
+    /// (`lws_uv_idle` in lib/event-libs/libuv/libuv.c): the remainder then waits for the next
+    /// network event on any socket. Signalling lws's event pipe (`lws_cancel_service`) is such an
+    /// event: its handler restarts the idle handler, which inflates the next buffer.
+    func continueInflating() { lws_cancel_service(lws_get_context(self.wsi)) }
 
     /// Closes the connection on the next loop turn, from outside its callbacks.
     func closeSoon() { lws_set_timeout(self.wsi, PENDING_TIMEOUT_USER_OK, islet_lws_to_kill_async) }

@@ -19,6 +19,8 @@ final class LWSContext {
     private let protocolCount: Int
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     private let slot: UnsafeMutablePointer<OpaquePointer?>
+    /// permessage-deflate for the vhost, when compression is on.
+    let extensionTable: LWSExtensionTable?
     private var isDestroying = false
 
     /// Creates the context. Must be called on the loop thread.
@@ -27,9 +29,13 @@ final class LWSContext {
     ///   - protocolNames: Protocols in table order; the first also serves plain HTTP and
     ///     WebSockets that offer no subprotocol.
     ///   - rxBufferBytes: The piece size lws delivers received WebSocket data in.
-    init(loop: EventLoop, protocolNames: [String], rxBufferBytes: Int, logger: Logger) throws(TransportError) {
+    ///   - compression: Offer and accept permessage-deflate on the vhost.
+    init(
+        loop: EventLoop, protocolNames: [String], rxBufferBytes: Int, compression: Bool = false, logger: Logger
+    ) throws(TransportError) {
         loop.preconditionInEventLoop()
         self.loop = loop
+        self.extensionTable = compression ? LWSExtensionTable() : nil
         self.protocolCount = protocolNames.count
         self.protocols = .allocate(capacity: protocolNames.count + 1)
         self.slot = .allocate(capacity: 1)
@@ -85,6 +91,7 @@ final class LWSContext {
             if !host.contains(":") { info.options |= islet_lws_option_disable_ipv6 }
         }
         info.options |= islet_lws_option_validate_utf8
+        info.extensions = self.extensionTable.map { UnsafePointer($0.pointer) }
         let vhost = try lwsCheck(
             lws_create_vhost(context, &info), "lws_create_vhost", kind: .bindFailed,
             "cannot listen on \(host ?? "*"):\(port ?? 0) (address in use, or not an address of this machine)")

@@ -28,12 +28,17 @@ public final class WebSocketClientPool {
     private var shutdownCompletion: (() -> Void)?
 
     /// Creates a client-only libwebsockets context on `loop`. Must be called on the loop thread.
-    public init(loop: EventLoop, logger: Logger, maxMessageBytes: Int = 16 * 1024 * 1024) throws(TransportError) {
+    ///
+    /// - Parameter compression: Offer permessage-deflate on every connection.
+    public init(
+        loop: EventLoop, logger: Logger, maxMessageBytes: Int = 16 * 1024 * 1024, compression: Bool = false
+    ) throws(TransportError) {
         self.loop = loop
         self.logger = logger
         self.messageLimit = maxMessageBytes
         self.writeBuffer = WriteBuffer(capacity: 64 * 1024)
-        self.lws = try LWSContext(loop: loop, protocolNames: ["islet-client"], rxBufferBytes: 4096, logger: logger)
+        self.lws = try LWSContext(
+            loop: loop, protocolNames: ["islet-client"], rxBufferBytes: 4096, compression: compression, logger: logger)
         self.lws.handler = self
         do { _ = try self.lws.createVhost(host: nil, port: nil) } catch {
             self.lws.destroy()
@@ -108,7 +113,7 @@ extension WebSocketClientPool: LWSEvents {
 
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
-        guard let message = state.received(bytes) else { return state.closeCode == .messageTooBig ? .close : .proceed }
+        guard let message = state.received(bytes) else { return state.isFailing ? .close : .proceed }
         self.delegate?.client(self, didReceive: message, from: id)
         return .proceed
     }

@@ -14,6 +14,9 @@ final class WebSocketState {
     private(set) var closeCode: WebSocketCloseCode?
     /// A drain notice is wanted: the next writable callback with nothing to write reports it.
     private var wantsDrainNotice = false
+    /// Set when we fail the connection (a message over the limit, invalid UTF-8): the receive
+    /// callback must return `.close`, and later pieces are dropped.
+    private(set) var isFailing = false
 
     init(id: ConnectionID, connection: LWSConnection, outboundCap: Int, messageLimit: Int) {
         self.id = id
@@ -73,29 +76,60 @@ final class WebSocketState {
 
     func discardQueued(keeping keep: (WebSocketMessage) -> Bool) -> Int { self.outbound.discardUnstarted(keeping: keep) }
 
+    /// Bytes held for a message being reassembled (at most the message limit).
+    var reassemblyBytes: Int { self.assembler.bufferedBytes }
+
     /// A piece of a message arrived. Returns the message once complete. A message over the
-    /// limit sets the close reason (1009) and `closeCode`: the caller must return `.close`.
+    /// limit (1009), or a compressed text message that is not UTF-8 (1007), fails the
+    /// connection (`isFailing`): the caller must then return `.close`.
     func received(_ bytes: UnsafeRawBufferPointer) -> WebSocketMessage? {
-        if self.sentClose { return nil }  // After our close frame, data is discarded.
+        if self.sentClose || self.isFailing { return nil }  // After our close frame, data is discarded.
         let frame = self.connection.receivedFrame
+        let compressed = self.assembler.nextPieceIsCompressed(frameIsCompressed: frame.isCompressed)
         switch self.assembler.append(
-            bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining)
+            bytes, isBinary: frame.isBinary, isFinal: frame.isFinal, remainingInFrame: frame.remaining,
+            isCompressed: compressed)
         {
         case .incomplete:
+            if compressed { self.connection.continueInflating() }
             return nil
         case .message(let message):
+            // lws validates UTF-8 as it inflates, but a failure found after the first inflated
+            // buffer is not acted on (see `fail`): check compressed text messages once more.
+            if compressed && message.isText && String(validating: message.bytes, as: UTF8.self) == nil {
+                self.fail(.invalidPayload, "invalid UTF-8")
+                return nil
+            }
             return message
         case .tooLarge:
-            self.closeCode = .messageTooBig
-            self.connection.setCloseReason(.messageTooBig, "message too big")
+            self.fail(.messageTooBig, "message too big")
             return nil
         }
+    }
+
+    /// Fails the connection with `code`. lws sends the close frame and closes when the receive
+    /// callback returns -1, except while it is inflating a compressed message from its drain
+    /// list, where lws 4.1.6 ignores the result (`rops_handle_POLLIN_ws`). So the close frame
+    /// is also scheduled here, ahead of any queued message, and the connection is closed once
+    /// it is written (RFC 6455 §7.1.7: a failed connection need not wait for the peer's close).
+    private func fail(_ code: WebSocketCloseCode, _ reason: String) {
+        self.isFailing = true
+        self.closeCode = code
+        self.connection.setCloseReason(code, reason)
+        self.pendingClose = (code, reason)
+        self.requestWritable()
     }
 
     /// The writable callback: one frame (or fragment) of the queue, else the close frame.
     /// Returns the verdict and the payload bytes written.
     func writeNext(buffer: WriteBuffer) -> (LWSVerdict, Int) {
         self.writableRequested = false
+        if self.isFailing && !self.sentClose, let close = self.pendingClose {
+            self.sentClose = true
+            guard self.connection.writeClose(close.code, close.reason, buffer: buffer) else { return (.close, 0) }
+            self.connection.closeSoon()
+            return (.proceed, 0)
+        }
         if let chunk = self.outbound.nextChunk(maxBytes: buffer.capacity) {
             guard self.connection.writeWebSocket(chunk, buffer: buffer) else { return (.close, 0) }
             self.outbound.consume(chunk)

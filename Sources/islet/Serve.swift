@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO.
+            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
+            ISLET_WS_COMPRESSION (1 or true).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             """)
 
@@ -71,6 +72,16 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
     var demo: String?
+
+    @Flag(
+        help: """
+            Negotiate permessage-deflate with WebSocket clients that offer it (ISLET_WS_COMPRESSION). \
+            Off by default: it costs server CPU per message and per connection.
+            """)
+    var wsCompression = false
+
+    @Flag(help: "Mount the /v1/echo WebSocket for conformance testing (Autobahn). Loopback hosts only.")
+    var conformanceEcho = false
 
     @Flag(help: "Print the effective configuration and exit.")
     var printConfig = false
@@ -155,6 +166,9 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--virtual-clock must be an RFC 3339 date such as 2026-11-22T08:00:00Z: \(error)")
             }
         }
+        configuration.webSocketCompression =
+            self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
+        configuration.conformanceEcho = self.conformanceEcho
         return configuration
     }
 
@@ -211,5 +225,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)
     virtual-clock: \(configuration.virtualClockStart?.rfc3339 ?? "(wall clock)")
     demo: \(configuration.demo.rawValue)
+    ws-compression: \(configuration.webSocketCompression)
+    conformance-echo: \(configuration.conformanceEcho)
     """
 }
