@@ -21,7 +21,7 @@ final class LiveSimulation {
     /// The history the revisions belong to (API.md `epoch`).
     let epoch: String
     let clock: TurnClock
-    private let commitStage: any CommitStage
+    let commitStage: any CommitStage
     private let logger: Logger
     /// The latest revision whose commit completed and whose replies and patches went out.
     private(set) var publishedRev: UInt64
