@@ -29,6 +29,8 @@ public final class IsletServer {
     private let hello: StreamHello
     private var armedWakeUp: Instant?
     public private(set) var isShuttingDown = false
+    /// Set once the commit stage was closed at shutdown: no turn produces revisions after it.
+    private var isClosed = false
 
     /// The WebSocket subprotocol of `/v1/stream`.
     public static let streamSubprotocol = "islet.v1"
@@ -115,6 +117,7 @@ public final class IsletServer {
     /// The end of a loop turn: due transitions, the commit stage, replies, patches, pending
     /// snapshots and resyncs, the slow-consumer timeout, and the wake-up timer.
     public func flush() {
+        guard !self.isClosed else { return }
         self.simulation.flush()
         if self.simulation.isIdle {
             self.hub.serviceAll(now: self.simulation.clock.now)
@@ -171,6 +174,7 @@ public final class IsletServer {
             // Replies have drained: what is published is final. A last snapshot spares the next
             // start its replay; then the store closes.
             let state = self.simulation.isIdle && self.simulation.failure == nil ? self.publishedState : nil
+            self.isClosed = true
             self.simulation.commitStage.close(state, completion: completion)
         }
     }

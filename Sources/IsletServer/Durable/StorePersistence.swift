@@ -45,6 +45,9 @@ public enum StorePersistence {
                 "islet.store.rev": "\(state.engine.rev)", "islet.store.snapshot": "\(state.snapshotSequence)",
                 "islet.store.replayed": "\(state.replayedRecords)", "islet.store.recovery": "\(elapsed)",
             ])
+        if !state.created, configuration.virtualClockStart != nil, settings.replayPath == nil {
+            logger.info("the store already holds a simulation: its clock is kept, --virtual-clock applies to new stores")
+        }
         let threads: StoreCommitStage.Threads
         switch (loop, settings.writer) {
         case (nil, _): threads = .caller
