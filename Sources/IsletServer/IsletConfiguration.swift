@@ -219,7 +219,9 @@ public struct IsletConfiguration: Sendable, Equatable {
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))
         }
-        if self.store.path.isEmpty { problems.append(.init("db", "must not be empty (use :memory: for a throwaway log)")) }
+        if self.store.path.isEmpty {
+            problems.append(.init("db", "must not be empty (use :memory: for a throwaway log)"))
+        }
         if self.store.snapshotEveryRevisions < 1 { problems.append(.init("snapshot-every", "must be at least 1")) }
         if !(self.store.snapshotEverySeconds > 0) {
             problems.append(.init("snapshot-interval", "must be a positive number of seconds"))

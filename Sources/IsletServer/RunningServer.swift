@@ -117,7 +117,9 @@ public final class RunningServer: Sendable {
             if configuration.demo != .off {
                 server.loadDemoIfWanted()
                 let interval = IsletServer.demoInterval
-                holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) { holder.server?.driveDemo() }
+                holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) {
+                    holder.server?.driveDemo()
+                }
             }
             if handleSignals {
                 for signal in [SIGINT, SIGTERM] {

@@ -52,7 +52,8 @@ extension CommandLog {
 
     /// The snapshot at exactly `sequence`, if one is kept (sequence 0 is the genesis snapshot).
     public func snapshot(at sequence: UInt64) throws -> LogSnapshot? {
-        let statement = try self.connection.prepare("SELECT sequence, instant, payload FROM snapshot WHERE sequence = ?1")
+        let statement = try self.connection.prepare(
+            "SELECT sequence, instant, payload FROM snapshot WHERE sequence = ?1")
         try statement.bind(Int64(clamping: sequence), at: 1)
         guard try statement.step() else { return nil }
         return LogSnapshot(

@@ -56,7 +56,9 @@ struct BenchCommands: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { if self.dir == nil { try? FileManager.default.removeItem(atPath: directory) } }
         let load = self.rate.map { String(format: "paced %.0f/s, clients × cap", $0) } ?? "clients × window"
-        print("| durability | writer | \(load) | commands/s | p50 ms | p99 ms | max ms | errors | held back | server CPU µs/command | log MiB |")
+        print(
+            "| durability | writer | \(load) | commands/s | p50 ms | p99 ms | max ms | errors | held back | server CPU µs/command | log MiB |"
+        )
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for durability in self.durability.split(separator: ",").map(String.init) {
             for writer in self.writer.split(separator: ",").map(String.init) {
@@ -80,7 +82,8 @@ struct BenchCommands: AsyncParsableCommand {
         let connected = try await generator.connect(count: self.clients, host: "127.0.0.1", port: server.port)
         guard connected.connections == self.clients else {
             _ = await generator.stop()
-            throw ValidationError("only \(connected.connections) of \(self.clients) connected: \(connected.firstFailure ?? "-")")
+            throw ValidationError(
+                "only \(connected.connections) of \(self.clients) connected: \(connected.firstFailure ?? "-")")
         }
         let cpuStart = try cpuSeconds(of: server.pid)
         let measured = try await generator.run(
@@ -100,9 +103,11 @@ struct BenchCommands: AsyncParsableCommand {
         let cells = [
             durability, writer, "\(self.clients) × \(self.window)",
             String(format: "%.0f", Double(measured.acked) / measured.windowSeconds), millis(0.5), millis(0.99),
-            sorted.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-", "\(measured.errors)", "\(measured.heldBack)",
+            sorted.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-", "\(measured.errors)",
+            "\(measured.heldBack)",
             String(format: "%.1f", cpu * 1e6 / max(total, 1)),
-            durability == "memory" ? "-" : String(format: "%.1f", Double(fileBytes(db) + fileBytes(db + "-wal")) / 1_048_576),
+            durability == "memory"
+                ? "-" : String(format: "%.1f", Double(fileBytes(db) + fileBytes(db + "-wal")) / 1_048_576),
         ]
         return "| " + cells.joined(separator: " | ") + " |"
     }

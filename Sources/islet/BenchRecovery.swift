@@ -65,14 +65,17 @@ struct BenchRecovery: AsyncParsableCommand {
         let clock = ContinuousClock()
         var report: RecoveryLogBuilder.Report?
         let building = try clock.measure {
-            report = try RecoveryLogBuilder.build(path: path, revisions: self.revisions, snapshotEvery: self.snapshotEvery) {
+            report = try RecoveryLogBuilder.build(
+                path: path, revisions: self.revisions, snapshotEvery: self.snapshotEvery
+            ) {
                 printError("  … \($0) revisions")
             }
         }
         guard let report else { return }
         print("## Recovery of a \(report.revisions)-revision log (snapshot every \(self.snapshotEvery))\n")
-        print("Built in \(seconds(building)) s: \(report.snapshots) snapshots written, the last at \(report.lastSnapshot) "
-            + "(\(report.snapshotBytes) bytes with its stream history); file \(mebibytes(path)) MiB.\n")
+        print(
+            "Built in \(seconds(building)) s: \(report.snapshots) snapshots written, the last at \(report.lastSnapshot) "
+                + "(\(report.snapshotBytes) bytes with its stream history); file \(mebibytes(path)) MiB.\n")
         print("| run | in-process startup (open + restore + replay) | replayed | `islet serve` spawn → listening |")
         print("| ---: | ---: | ---: | ---: |")
         var configuration = IsletConfiguration()
@@ -103,7 +106,9 @@ struct BenchRecovery: AsyncParsableCommand {
             restored = try Engine(snapshot: try JSONParser(maxDepth: 1024).parse(bytes), renderer: MustacheRenderer())
         }
         let same = restored?.documentBytes == engine.documentBytes
-        print("| \(name) | \(bytes.count / 1024) KiB | encode \(millis(encoding)) ms | restore \(millis(decoding)) ms | document equal: \(same) |")
+        print(
+            "| \(name) | \(bytes.count / 1024) KiB | encode \(millis(encoding)) ms | restore \(millis(decoding)) ms | document equal: \(same) |"
+        )
     }
 }
 

@@ -73,13 +73,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Start a fresh simulation on a paused virtual clock at this RFC 3339 instant (ISLET_VIRTUAL_CLOCK).")
     var virtualClock: String?
 
-    @Option(help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
+    @Option(
+        help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
     var demo: String?
 
     @Option(help: "SQLite command log; :memory: for a throwaway run (ISLET_DB). Default: ./islet.sqlite.")
     var db: String?
 
-    @Option(help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
+    @Option(
+        help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
     var durability: String?
 
     @Option(help: "Snapshot the state every N revisions (ISLET_SNAPSHOT_EVERY). Default: 10000.")

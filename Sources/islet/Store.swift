@@ -122,7 +122,8 @@ struct StoreCompact: ParsableCommand {
 /// `islet store info`: what a log holds.
 struct StoreInfo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Print a command log's epoch, records and snapshots (one \"key: value\" a line).")
+        commandName: "info", abstract: "Print a command log's epoch, records and snapshots (one \"key: value\" a line)."
+    )
 
     @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
     var db: String?

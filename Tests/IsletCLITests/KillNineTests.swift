@@ -109,7 +109,9 @@ struct KillNineTests {
                 guard let id = message["id"]?.stringValue, let batch = outstanding.removeValue(forKey: id) else {
                     continue
                 }
-                if message["type"] == "ack", let rev = message["rev"]?.numberValue { book.acked(batch, rev: UInt64(rev)) }
+                if message["type"] == "ack", let rev = message["rev"]?.numberValue {
+                    book.acked(batch, rev: UInt64(rev))
+                }
             }
         } catch {
             return  // the server is gone

@@ -17,7 +17,8 @@ struct ServeProcess {
 
     /// Starts `islet serve --port 0 --db PATH` on the test clock, without the demo.
     static func start(db: String, _ extra: [String] = []) throws -> ServeProcess {
-        let process = try IsletProcess(arguments: ["serve", "--port", "0", "--db", db] + TestServer.serveArguments + extra)
+        let process = try IsletProcess(
+            arguments: ["serve", "--port", "0", "--db", db] + TestServer.serveArguments + extra)
         return ServeProcess(process: process, port: try process.waitForListening())
     }
 

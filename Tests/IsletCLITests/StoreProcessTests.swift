@@ -43,7 +43,8 @@ struct StoreProcessTests {
             case "garbage":
                 try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: db))
             case "foreign":
-                try Data("SQLite format 3\u{0}".utf8 + [UInt8](repeating: 0, count: 4080)).write(to: URL(fileURLWithPath: db))
+                try Data("SQLite format 3\u{0}".utf8 + [UInt8](repeating: 0, count: 4080)).write(
+                    to: URL(fileURLWithPath: db))
             default:
                 holder = try ServeProcess.start(db: db)
             }

@@ -95,9 +95,11 @@ public final class CommandLoadGenerator: Sendable {
                 state.template = command
                 state.keys = max(1, keys)
                 let now = monotonicNanoseconds()
-                state.windowStart = now + UInt64(warmup.components.seconds) * 1_000_000_000
+                state.windowStart =
+                    now + UInt64(warmup.components.seconds) * 1_000_000_000
                     + UInt64(warmup.components.attoseconds / 1_000_000_000)
-                state.windowEnd = state.windowStart + UInt64(duration.components.seconds) * 1_000_000_000
+                state.windowEnd =
+                    state.windowStart + UInt64(duration.components.seconds) * 1_000_000_000
                     + UInt64(duration.components.attoseconds / 1_000_000_000)
                 state.running = true
                 state.window = max(1, window)

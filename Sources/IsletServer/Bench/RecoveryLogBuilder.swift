@@ -30,7 +30,8 @@ public enum RecoveryLogBuilder {
         let log = try CommandLog(
             path: path, durability: .normal, logger: Logger(label: "islet.bench") { _ in SwiftLogNoOpLogHandler() })
         let start = try Instant(rfc3339: "2026-11-22T08:00:00Z")
-        var engine = Engine(renderer: MustacheRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
+        var engine = Engine(
+            renderer: MustacheRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
         var history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
         var report = Report(revisions: 0, snapshots: 0, lastSnapshot: 0, snapshotBytes: 0)
@@ -47,7 +48,8 @@ public enum RecoveryLogBuilder {
         for index in 0..<revisions {
             let commands = index == 0 ? self.world(activities: activities) : [self.command(index, &random, activities)]
             let revision = try engine.apply(commands, at: start)
-            pending.append(LogReplay.record(RevisionRecord(cause: .commands(commands), wall: start, revision: revision)))
+            pending.append(
+                LogReplay.record(RevisionRecord(cause: .commands(commands), wall: start, revision: revision)))
             history.append(rev: revision.rev, encodedOps: revision.encodedOps)
             if pending.count == 1000 {
                 try log.append(pending)
@@ -66,7 +68,9 @@ public enum RecoveryLogBuilder {
     }
 
     private static func world(activities: Int) -> [JSONValue] {
-        var commands: [JSONValue] = [["type": "config.set", "values": ["maxActivitiesPerApp": .number(Double(activities))]]]
+        var commands: [JSONValue] = [
+            ["type": "config.set", "values": ["maxActivitiesPerApp": .number(Double(activities))]]
+        ]
         for (index, model) in ["iphone-15-pro", "iphone-16-pro-max", "iphone-se-3"].enumerated() {
             commands.append(["type": "device.upsert", "id": .string("d\(index)"), "model": .string(model)])
         }
@@ -101,7 +105,9 @@ public enum RecoveryLogBuilder {
         case 85..<90:
             return ["type": "device.upsert", "id": .string("d\(index % 3)"), "locked": .bool(index % 2 == 0)]
         case 90..<95:
-            return ["type": "app.upsert", "id": .string(["ride", "sports"][index % 2]), "foreground": .bool(index % 2 == 0)]
+            return [
+                "type": "app.upsert", "id": .string(["ride", "sports"][index % 2]), "foreground": .bool(index % 2 == 0),
+            ]
         case 95..<99:
             return ["type": "island.press", "device": .string("d\(index % 2)")]
         default:

@@ -76,7 +76,8 @@ public enum ScenarioImport {
         if replayer.engine.rev > 0 {
             let payload = SnapshotPayload(engine: replayer.engine.snapshotBytes, history: history.allEntries)
             try log.writeSnapshot(
-                sequence: replayer.engine.rev, instant: replayer.wall.millisecondsSinceEpoch, payload: payload.encoded())
+                sequence: replayer.engine.rev, instant: replayer.wall.millisecondsSinceEpoch, payload: payload.encoded()
+            )
         }
         return ImportSummary(lines: lines, revisions: replayer.engine.rev, clockAdvances: replayer.clockAdvances)
     }
@@ -92,7 +93,8 @@ struct ScenarioReplayer {
 
     init(start: Instant) {
         self.wall = start
-        self.engine = Engine(renderer: MustacheRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
+        self.engine = Engine(
+            renderer: MustacheRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
     }
 
     /// The records (with their revisions) that `line` produces: none, one, or a `clock.advance`

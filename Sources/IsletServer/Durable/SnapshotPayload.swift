@@ -35,7 +35,9 @@ struct SnapshotPayload {
     /// - Throws: `SnapshotPayload.Malformed` when the bytes are not a snapshot of this format.
     init(decoding bytes: [UInt8]) throws(Malformed) {
         var reader = ByteReader(bytes)
-        guard try reader.bytes(Self.magic.count) == Self.magic else { throw Malformed("not an islet.snapshot.v1 payload") }
+        guard try reader.bytes(Self.magic.count) == Self.magic else {
+            throw Malformed("not an islet.snapshot.v1 payload")
+        }
         self.engine = try reader.bytes(Int(clamping: try reader.integer(UInt64.self)))
         let count = try reader.integer(UInt32.self)
         var history: [RevisionHistory.Entry] = []

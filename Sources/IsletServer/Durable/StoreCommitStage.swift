@@ -146,9 +146,11 @@ private final class LogBox: @unchecked Sendable {
         guard let log = self.log else { return }
         do {
             try log.writeSnapshot(sequence: rev, instant: wall.millisecondsSinceEpoch, payload: payload)
-            logger.debug("snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
+            logger.debug(
+                "snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
         } catch {
-            logger.error("snapshot failed; the log stays complete", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
+            logger.error(
+                "snapshot failed; the log stays complete", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
         }
     }
 

@@ -46,7 +46,8 @@ public enum StorePersistence {
                 "islet.store.replayed": "\(state.replayedRecords)", "islet.store.recovery": "\(elapsed)",
             ])
         if !state.created, configuration.virtualClockStart != nil, settings.replayPath == nil {
-            logger.info("the store already holds a simulation: its clock is kept, --virtual-clock applies to new stores")
+            logger.info(
+                "the store already holds a simulation: its clock is kept, --virtual-clock applies to new stores")
         }
         let threads: StoreCommitStage.Threads
         switch (loop, settings.writer) {

@@ -21,7 +21,8 @@ struct DurableServer {
     ) throws {
         var configuration = configuration
         configuration.store.path = path
-        let (state, stage) = try StorePersistence.open(configuration, loop: nil, wall: time.now, logger: makeTestLogger())
+        let (state, stage) = try StorePersistence.open(
+            configuration, loop: nil, wall: time.now, logger: makeTestLogger())
         self.transport = InMemoryTransport(outboundCapBytes: configuration.limits.outboundBytes)
         self.server = try IsletServer(
             configuration: configuration, transport: self.transport, logger: makeTestLogger(), timeSource: time,

@@ -117,11 +117,15 @@ struct DurableServerTests {
             let node = try DurableServer(path: path, configuration: configuration)
             let client = try #require(node.transport.openWebSocket())
             node.transport.receive(
-                text: #"{"op":"subscribe","id":"r","path":"/activities/a1","since":{"epoch":"\#(epoch)","rev":\#(since)}}"#,
+                text:
+                    #"{"op":"subscribe","id":"r","path":"/activities/a1","since":{"epoch":"\#(epoch)","rev":\#(since)}}"#,
                 from: client)
             let messages = try node.transport.sentJSON(to: client)
             #expect(messages.first?["type"] == "hello")
-            #expect(messages.dropFirst().first == ["type": "subscribed", "sub": "r", "resumed": true, "rev": .number(Double(since))])
+            #expect(
+                messages.dropFirst().first == [
+                    "type": "subscribed", "sub": "r", "resumed": true, "rev": .number(Double(since)),
+                ])
             let resumed = Array(messages.dropFirst(2))
             #expect(resumed.map { $0["rev"] } == live.map { $0["rev"] })
             #expect(resumed.map { $0["ops"]?.encoded } == live.map { $0["ops"]?.encoded })

@@ -34,14 +34,17 @@ struct RecoveryTests {
             case "refused": records = [self.batch(1, [["type": "no.such.command"]])]
             case "numbered": records = [self.batch(2, [Fixture.device])]
             case "tick":
-                records = [LogRecord(sequence: 1, instant: TestServer.start.millisecondsSinceEpoch, kind: .tick, payload: [])]
+                records = [
+                    LogRecord(sequence: 1, instant: TestServer.start.millisecondsSinceEpoch, kind: .tick, payload: [])
+                ]
             default: records = [LogRecord(sequence: 1, instant: 0, kind: .batch, payload: Array("{".utf8))]
             }
             try self.store(path, records: records)
             var configuration = IsletConfiguration.testing()
             configuration.store.path = path
             let error = try #require(throws: RecoveryError.self) {
-                _ = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+                _ = try StorePersistence.open(
+                    configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             }
             #expect(error.description.hasPrefix("\(path): record "))
             #expect(error.description.contains("move the file aside"))
@@ -53,15 +56,19 @@ struct RecoveryTests {
         try withTemporaryDirectory { dir in
             var configuration = IsletConfiguration.testing()
             configuration.store.path = dir.file("no-snapshot.sqlite")
-            try CommandLog(path: configuration.store.path, logger: makeTestLogger()).append([self.batch(1, [Fixture.device])])
+            try CommandLog(path: configuration.store.path, logger: makeTestLogger()).append([
+                self.batch(1, [Fixture.device])
+            ])
             #expect(throws: RecoveryError.self) {
-                _ = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+                _ = try StorePersistence.open(
+                    configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             }
             configuration.store.path = dir.file("bad-snapshot.sqlite")
             try CommandLog(path: configuration.store.path, logger: makeTestLogger())
                 .writeSnapshot(sequence: 0, instant: 0, payload: Array("not a snapshot".utf8))
             let error = try #require(throws: RecoveryError.self) {
-                _ = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+                _ = try StorePersistence.open(
+                    configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             }
             #expect(error.description.contains("snapshot at 0 is malformed"))
         }
@@ -72,9 +79,11 @@ struct RecoveryTests {
         try withTemporaryDirectory { dir in
             var configuration = IsletConfiguration.testing()
             configuration.store.path = dir.file("islet.sqlite")
-            let first = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+            let first = try StorePersistence.open(
+                configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             let error = try #require(throws: StoreError.self) {
-                _ = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+                _ = try StorePersistence.open(
+                    configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             }
             #expect(error == .inUse)
             withExtendedLifetime(first) {}

@@ -27,7 +27,8 @@ struct ScenarioTests {
             var remaining = lines.map { $0.encoded }[...]
             summary = try ScenarioImport.run(lines: { remaining.popFirst() }, into: log, configuration: configuration)
         }
-        let (state, _) = try StorePersistence.open(configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
+        let (state, _) = try StorePersistence.open(
+            configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
         return (summary, state)
     }
 

@@ -34,7 +34,8 @@ struct LiveRestartTests {
                 var live: [Patch] = []
                 for n in 0..<6 {
                     _ = try TestHTTP.commands(port: port, [Fixture.update("a1", status: "s\(n)")])
-                    _ = try TestHTTP.commands(port: port, [["type": "device.upsert", "id": "d1", "locked": .bool(n % 2 == 0)]])
+                    _ = try TestHTTP.commands(
+                        port: port, [["type": "device.upsert", "id": "d1", "locked": .bool(n % 2 == 0)]])
                     live.append(Patch(try watcher.read(until: "patch")))
                 }
                 return (try TestHTTP.state(port: port).body, since, live)
@@ -49,7 +50,8 @@ struct LiveRestartTests {
                 #expect(hello["rev"] == state["rev"])
                 try client.subscribe("r", path: "/activities/a1", since: (state["epoch"]!.stringValue!, since))
                 let subscribed = try client.readJSON()
-                #expect(subscribed == ["type": "subscribed", "sub": "r", "resumed": true, "rev": .number(Double(since))])
+                #expect(
+                    subscribed == ["type": "subscribed", "sub": "r", "resumed": true, "rev": .number(Double(since))])
                 let resumed = try live.map { _ in try client.readJSON() }
                 #expect(resumed.map(Patch.init) == live)
                 #expect(resumed.allSatisfy { $0["sub"] == "r" })
