@@ -75,6 +75,7 @@ public final class IsletServer {
         if let recovered { self.hub.restore(history: recovered.history) }
         self.simulation.publish = { [unowned self] records in self.hub.publish(records) }
         self.simulation.failed = { [unowned self] _ in self.storeFailed() }
+        self.simulation.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.addBuiltInRoutes()
         self.addAPIRoutes()
         for route in routes { self.router.add(route) }
