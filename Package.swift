@@ -74,6 +74,8 @@ let package = Package(
         .testTarget(
             name: "IsletTransportTests", dependencies: ["IsletTransport", "IsletTestSupport"], swiftSettings: settings),
         .testTarget(name: "IsletServerTests", dependencies: ["IsletServer", "IsletTestSupport"], swiftSettings: settings),
-        .testTarget(name: "IsletCLITests", dependencies: ["IsletTestSupport"], swiftSettings: settings),
+        .testTarget(
+            name: "IsletCLITests", dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore"],
+            swiftSettings: settings),
     ]
 )

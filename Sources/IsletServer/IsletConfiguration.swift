@@ -1,4 +1,5 @@
 public import IsletCore
+public import IsletStore
 
 /// Everything that configures an Islet server. Only the `islet` executable reads flags and
 /// environment variables; it builds this value and hands it over.
@@ -64,6 +65,48 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The durable command log (`IsletStore`): where it lives, what a commit survives, and how
+    /// often the engine state is snapshotted so that a restart replays only the log's tail.
+    public struct Store: Sendable, Equatable {
+        /// The SQLite file, or `:memory:` for a throwaway log. Default `:memory:` here, so tests and
+        /// embedders write no file unless asked; `islet serve` defaults to `./islet.sqlite`.
+        public var path: String
+        /// `.normal` survives a killed process; `.full` also survives power loss. Default `.normal`.
+        public var durability: Durability
+        /// A snapshot is taken once this many revisions have been committed since the last one.
+        /// Default 10,000.
+        public var snapshotEveryRevisions: Int
+        /// …or once this many seconds have passed since the last one and a revision was committed
+        /// meanwhile. Default 300.
+        public var snapshotEverySeconds: Double
+        /// Where appends run: a writer thread of their own (the default) or the loop thread.
+        public var writer: StoreWriter
+        /// A scenario file (JSON Lines, see `ScenarioLine`) to replay into the store before serving
+        /// (`islet serve --replay`); the store must hold no revision yet.
+        public var replayPath: String?
+
+        public init(
+            path: String = ":memory:", durability: Durability = .normal, snapshotEveryRevisions: Int = 10_000,
+            snapshotEverySeconds: Double = 300, writer: StoreWriter = .thread, replayPath: String? = nil
+        ) {
+            self.path = path
+            self.durability = durability
+            self.snapshotEveryRevisions = snapshotEveryRevisions
+            self.snapshotEverySeconds = snapshotEverySeconds
+            self.writer = writer
+            self.replayPath = replayPath
+        }
+    }
+
+    /// Which thread appends each loop turn's group to the log.
+    public enum StoreWriter: String, Sendable, Equatable, CaseIterable {
+        /// The loop thread itself: the append (and its fsync at `full`) holds up the loop.
+        case loop
+        /// A writer thread: the loop keeps accepting commands while the group is written, and
+        /// releases the replies when the writer reports back (one loop wake-up per group).
+        case thread
+    }
+
     /// HTTP/2 over TLS: a second listener, for APNs-style senders and any HTTP/2 client.
     public struct TLS: Sendable, Equatable {
         /// PEM certificate chain file.
@@ -96,6 +139,8 @@ public struct IsletConfiguration: Sendable, Equatable {
     public var allowedOrigins: [String]
     public var limits: Limits
     public var stream: Stream
+    /// The durable command log and its snapshots.
+    public var store: Store
     public var rateLimit: RateLimit
     /// HTTP/2 over TLS, or nil for plain HTTP/1.1 only.
     public var tls: TLS?
@@ -129,9 +174,9 @@ public struct IsletConfiguration: Sendable, Equatable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
         viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
-        rateLimit: RateLimit = RateLimit(), tls: TLS? = nil, shutdownGracePeriod: Duration = .seconds(5),
-        virtualClockStart: Instant? = nil, demo: DemoPolicy = .off, webSocketCompression: Bool = false,
-        conformanceEcho: Bool = false
+        store: Store = Store(), rateLimit: RateLimit = RateLimit(), tls: TLS? = nil,
+        shutdownGracePeriod: Duration = .seconds(5), virtualClockStart: Instant? = nil, demo: DemoPolicy = .off,
+        webSocketCompression: Bool = false, conformanceEcho: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -141,6 +186,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.allowedOrigins = allowedOrigins
         self.limits = limits
         self.stream = stream
+        self.store = store
         self.rateLimit = rateLimit
         self.tls = tls
         self.shutdownGracePeriod = shutdownGracePeriod
@@ -187,6 +233,13 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))
+        }
+        if self.store.path.isEmpty {
+            problems.append(.init("db", "must not be empty (use :memory: for a throwaway log)"))
+        }
+        if self.store.snapshotEveryRevisions < 1 { problems.append(.init("snapshot-every", "must be at least 1")) }
+        if !(self.store.snapshotEverySeconds > 0) {
+            problems.append(.init("snapshot-interval", "must be a positive number of seconds"))
         }
         if !(self.rateLimit.commandsPerSecond >= 0) || !(self.rateLimit.burst >= 1) {
             problems.append(.init("rate-limit", "needs a rate >= 0 (0: off) and a burst >= 1"))

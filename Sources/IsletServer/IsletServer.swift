@@ -29,6 +29,8 @@ public final class IsletServer {
     private let hello: StreamHello
     private var armedWakeUp: Instant?
     public private(set) var isShuttingDown = false
+    /// Set once the commit stage was closed at shutdown: no turn produces revisions after it.
+    private var isClosed = false
 
     /// The WebSocket subprotocol of `/v1/stream`.
     public static let streamSubprotocol = "islet.v1"
@@ -42,15 +44,17 @@ public final class IsletServer {
     ///   - timeSource: The wall clock, read at most once per loop turn.
     ///   - commitStage: Where each turn's revisions are made durable before anyone sees them.
     ///   - engine: The engine to serve; by default an empty one (Mustache renderer).
-    ///   - epoch: The history's name; by default a random one (no persistence yet: every start
-    ///     is a new history).
+    ///   - epoch: The history's name; by default a random one (a server without a store starts
+    ///     a new history every time).
+    ///   - recovered: The state recovered from a command log (`StoreRecovery`): its engine,
+    ///     epoch and stream history replace `engine` and `epoch`.
     ///   - routes: Extra routes, matched after the built-in ones.
     /// - Throws: `ConfigurationError` if the public directory is unusable.
     public init(
         configuration: IsletConfiguration, transport: any Transport, logger: Logger,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         timeSource: any TimeSource = SystemTimeSource(), commitStage: any CommitStage = ImmediateCommitStage(),
-        engine: Engine? = nil, epoch: String? = nil, routes: [Route] = []
+        engine: Engine? = nil, epoch: String? = nil, recovered: RecoveredState? = nil, routes: [Route] = []
     ) throws(ConfigurationError) {
         self.configuration = configuration
         self.transport = transport
@@ -64,19 +68,21 @@ public final class IsletServer {
         }
         let clock = TurnClock(source: timeSource)
         self.simulation = LiveSimulation(
-            engine: engine ?? Self.freshEngine(configuration, at: clock.now), epoch: epoch ?? randomEpoch(),
-            clock: clock, commitStage: commitStage, logger: logger)
+            engine: recovered?.engine ?? engine ?? Self.freshEngine(configuration, at: clock.now),
+            epoch: recovered?.epoch ?? epoch ?? randomEpoch(), clock: clock, commitStage: commitStage, logger: logger)
         self.hub = StreamHub(
             transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
+        if let recovered { self.hub.restore(history: recovered.history) }
         self.simulation.publish = { [unowned self] records in self.hub.publish(records) }
         self.simulation.failed = { [unowned self] _ in self.storeFailed() }
+        self.simulation.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.addBuiltInRoutes()
         self.addAPIRoutes()
         for route in routes { self.router.add(route) }
     }
 
     /// An empty simulation on the clock the configuration asks for.
-    private static func freshEngine(_ configuration: IsletConfiguration, at wall: Instant) -> Engine {
+    static func freshEngine(_ configuration: IsletConfiguration, at wall: Instant) -> Engine {
         let clock = configuration.virtualClockStart.map { SimulationClock.virtual(now: $0, rate: 0, atWall: wall) }
         return Engine(renderer: MustacheRenderer(), at: wall, clock: clock)
     }
@@ -113,10 +119,27 @@ public final class IsletServer {
     /// The end of a loop turn: due transitions, the commit stage, replies, patches, pending
     /// snapshots and resyncs, the slow-consumer timeout, and the wake-up timer.
     public func flush() {
+        guard !self.isClosed else { return }
         self.simulation.flush()
-        if self.simulation.isIdle { self.hub.serviceAll(now: self.simulation.clock.now) }
+        if self.simulation.isIdle {
+            self.hub.serviceAll(now: self.simulation.clock.now)
+            self.snapshotIfDue()
+        }
         self.rearmWakeUp()
         self.simulation.clock.endTurn()
+    }
+
+    /// Hands the published state to the commit stage when it wants a snapshot. The pipeline is
+    /// idle, so the engine is exactly at the published (and committed) revision.
+    private func snapshotIfDue() {
+        let stage = self.simulation.commitStage
+        guard self.simulation.failure == nil, stage.snapshotIsDue(rev: self.engine.rev, wall: self.now) else { return }
+        stage.snapshot(self.publishedState)
+    }
+
+    /// The engine and stream history at the published revision (call when the pipeline is idle).
+    var publishedState: PublishedState {
+        PublishedState(engine: self.engine, wall: self.now, history: self.hub.history)
     }
 
     private func rearmWakeUp() {
@@ -149,7 +172,13 @@ public final class IsletServer {
         for connection in self.hub.connections.keys.sorted() {
             self.transport.close(connection, code: .goingAway, reason: "server shutting down")
         }
-        self.transport.shutdown(gracePeriod: self.configuration.shutdownGracePeriod, completion: completion)
+        self.transport.shutdown(gracePeriod: self.configuration.shutdownGracePeriod) { [self] in
+            // Replies have drained: what is published is final. A last snapshot spares the next
+            // start its replay; then the store closes.
+            let state = self.simulation.isIdle && self.simulation.failure == nil ? self.publishedState : nil
+            self.isClosed = true
+            self.simulation.commitStage.close(state, completion: completion)
+        }
     }
 
     private func storeFailed() {

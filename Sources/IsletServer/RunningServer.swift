@@ -60,14 +60,17 @@ public final class RunningServer: Sendable {
     /// - Parameters:
     ///   - handleSignals: Shut down gracefully on SIGINT and SIGTERM (the `islet serve` case).
     ///   - timeSource: The wall clock (tests may drive it).
-    ///   - commitStage: Where each loop turn's revisions are made durable (default: nowhere).
+    ///   - commitStage: Where each loop turn's revisions are made durable. By default (nil) the
+    ///     command log of `configuration.store`: it is opened, and its state recovered, before the
+    ///     server listens. A stage given here starts a fresh simulation instead.
     ///   - routes: Extra routes.
-    /// - Throws: `ConfigurationError` or `TransportError`; the loop is closed before throwing.
+    /// - Throws: `ConfigurationError`, `TransportError`, `StoreError` (the database cannot be
+    ///   used) or `RecoveryError` (its log does not replay); the loop is closed before throwing.
     public static func start(
         configuration: IsletConfiguration, logger: Logger,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         timeSource: any TimeSource = SystemTimeSource(),
-        commitStage: @escaping @Sendable () -> any CommitStage = { ImmediateCommitStage() }, routes: [Route] = [],
+        commitStage: (@Sendable () -> any CommitStage)? = nil, routes: [Route] = [],
         handleSignals: Bool = false
     ) async throws -> RunningServer {
         try configuration.validate()
@@ -89,10 +92,20 @@ public final class RunningServer: Sendable {
     private static func build(
         on loop: EventLoop, _ holder: Holder, _ configuration: IsletConfiguration, _ logger: Logger,
         _ registry: PrometheusCollectorRegistry, _ timeSource: any TimeSource,
-        _ commitStage: () -> any CommitStage, _ routes: [Route], _ handleSignals: Bool
+        _ commitStage: (() -> any CommitStage)?, _ routes: [Route], _ handleSignals: Bool
     ) throws -> (Int, Int?) {
         let transport: SocketTransport
+        let stage: any CommitStage
+        let recovered: RecoveredState?
         do {
+            if let commitStage {
+                (stage, recovered) = (commitStage(), nil)
+            } else {
+                // Before binding: a store that cannot be used must not leave a listening socket.
+                let opened = try StorePersistence.open(
+                    configuration, loop: loop, wall: timeSource.now, logger: logger)
+                (stage, recovered) = (opened.stage, opened.state)
+            }
             transport = try SocketTransport(
                 loop: loop, configuration: IsletServer.transportConfiguration(for: configuration), logger: logger)
         } catch {
@@ -102,7 +115,7 @@ public final class RunningServer: Sendable {
         do {
             let server = try IsletServer(
                 configuration: configuration, transport: transport, logger: logger, registry: registry,
-                timeSource: timeSource, commitStage: commitStage(), routes: routes)
+                timeSource: timeSource, commitStage: stage, recovered: recovered, routes: routes)
             transport.delegate = server
             holder.server = server
             holder.transport = transport
@@ -111,7 +124,9 @@ public final class RunningServer: Sendable {
             if configuration.demo != .off {
                 server.loadDemoIfWanted()
                 let interval = IsletServer.demoInterval
-                holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) { holder.server?.driveDemo() }
+                holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) {
+                    holder.server?.driveDemo()
+                }
             }
             if configuration.conformanceEcho {
                 holder.echo = ConformanceEcho(server: server)

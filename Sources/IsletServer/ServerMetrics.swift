@@ -22,6 +22,9 @@ final class ServerMetrics {
     private let resyncs: CoreMetrics.Counter
     private let slowCloses: CoreMetrics.Counter
     private var copiedStream = StreamHub.Counters()
+    private let commits: CoreMetrics.Counter
+    private let committedRecords: CoreMetrics.Counter
+    private let commitTime: CoreMetrics.Timer
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -35,6 +38,17 @@ final class ServerMetrics {
         self.snapshots = CoreMetrics.Counter(label: "islet_stream_snapshots_total", factory: self.factory)
         self.resyncs = CoreMetrics.Counter(label: "islet_stream_resyncs_total", factory: self.factory)
         self.slowCloses = CoreMetrics.Counter(label: "islet_stream_slow_consumer_closes_total", factory: self.factory)
+        self.commits = CoreMetrics.Counter(label: "islet_store_commits_total", factory: self.factory)
+        self.committedRecords = CoreMetrics.Counter(label: "islet_store_records_total", factory: self.factory)
+        self.commitTime = CoreMetrics.Timer(label: "islet_store_commit_seconds", factory: self.factory)
+    }
+
+    /// One group commit (a loop turn's revisions) completed.
+    func committed(_ records: Int, in duration: Duration) {
+        self.commits.increment()
+        self.committedRecords.increment(by: Int64(records))
+        let (seconds, attoseconds) = duration.components
+        self.commitTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// Counts one answered request by route pattern and status.

@@ -16,8 +16,9 @@ extension CommandLog {
     /// Deletes log records the latest snapshot makes unnecessary for recovery.
     ///
     /// Records at or before the latest snapshot's sequence are deleted, except the newest
-    /// `keepingRecords` of them, which stay so that stream clients a little behind can still
-    /// resume by sequence. Records after the snapshot are never touched. Without a snapshot
+    /// `keepingRecords` of them, which stay so that the log can still be read (or exported) a
+    /// little before the snapshot. Records after the snapshot are never touched. Older snapshots
+    /// before the deleted records (the genesis snapshot among them) go too. Without a snapshot
     /// nothing is deleted.
     /// - Parameters:
     ///   - keepingRecords: how many records at or before the snapshot to keep, at least 0.
@@ -63,7 +64,14 @@ extension CommandLog {
         let delete = try self.connection.prepare("DELETE FROM record WHERE sequence <= ?1")
         try delete.bind(through, at: 1)
         try delete.run()
-        return (self.connection.changes, UInt64(through))
+        let removed = self.connection.changes
+        // Snapshots whose following records are gone can no longer start a replay (the genesis
+        // snapshot among them); the latest snapshot is never among them.
+        let stale = try self.connection.prepare("DELETE FROM snapshot WHERE sequence < ?1 AND sequence < ?2")
+        try stale.bind(through, at: 1)
+        try stale.bind(Int64(snapshot), at: 2)
+        try stale.run()
+        return (removed, UInt64(through))
     }
 
     private func databaseBytes() throws -> Int64 {

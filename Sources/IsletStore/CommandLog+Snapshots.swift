@@ -1,7 +1,9 @@
 import Logging
 
 extension CommandLog {
-    /// Stores a snapshot of the whole engine state and drops all but the latest `keeping` ones.
+    /// Stores a snapshot of the whole engine state and drops all but the latest `keeping` ones
+    /// and the genesis snapshot (sequence 0: the state a new store started from, which exporting
+    /// the whole log needs; compaction removes it once the records after it are gone).
     ///
     /// - Parameters:
     ///   - sequence: the last record the state includes: not above `lastSequence`, and not below the
@@ -26,8 +28,10 @@ extension CommandLog {
             try insert.bind(payload, at: 3)
             try insert.run()
             let prune = try self.connection.prepare(
-                "DELETE FROM snapshot WHERE sequence NOT IN (SELECT sequence FROM snapshot ORDER BY sequence DESC LIMIT ?1)"
-            )
+                """
+                DELETE FROM snapshot WHERE sequence != 0
+                AND sequence NOT IN (SELECT sequence FROM snapshot ORDER BY sequence DESC LIMIT ?1)
+                """)
             try prune.bind(Int64(keeping), at: 1)
             try prune.run()
         }
@@ -44,6 +48,25 @@ extension CommandLog {
         return LogSnapshot(
             sequence: UInt64(max(statement.int64(at: 0), 0)), instant: statement.int64(at: 1),
             payload: statement.bytes(at: 2))
+    }
+
+    /// The snapshot at exactly `sequence`, if one is kept (sequence 0 is the genesis snapshot).
+    public func snapshot(at sequence: UInt64) throws -> LogSnapshot? {
+        let statement = try self.connection.prepare(
+            "SELECT sequence, instant, payload FROM snapshot WHERE sequence = ?1")
+        try statement.bind(Int64(clamping: sequence), at: 1)
+        guard try statement.step() else { return nil }
+        return LogSnapshot(
+            sequence: UInt64(max(statement.int64(at: 0), 0)), instant: statement.int64(at: 1),
+            payload: statement.bytes(at: 2))
+    }
+
+    /// The sequences of the snapshots kept, in increasing order.
+    public func snapshotSequences() throws -> [UInt64] {
+        let statement = try self.connection.prepare("SELECT sequence FROM snapshot ORDER BY sequence")
+        var sequences: [UInt64] = []
+        while try statement.step() { sequences.append(UInt64(max(statement.int64(at: 0), 0))) }
+        return sequences
     }
 
     func latestSnapshotSequence() throws -> UInt64? {

@@ -36,6 +36,8 @@ public final class CommandLog {
     /// The highest sequence stored in the log or a snapshot; 0 for a new store. Appended records
     /// must be numbered above it.
     public private(set) var lastSequence: UInt64
+    /// How this log uses its file.
+    public let access: Access
 
     let connection: SQLiteConnection
     private let insertRecord: SQLiteStatement
@@ -45,6 +47,8 @@ public final class CommandLog {
     let logger: Logger
     /// Present with `.background` checkpointing; it holds a second connection to the file.
     let checkpointer: BackgroundCheckpointer?
+    /// Held with `.exclusive` access to a file.
+    private let ownerLock: OwnerLock?
 
     /// Opens the store at `path`, creating it if the file is missing or empty.
     ///
@@ -52,23 +56,37 @@ public final class CommandLog {
     ///   - path: a file path, or `:memory:` for a store that disappears when closed.
     ///   - durability: `.normal` survives a killed process, `.full` also survives power loss.
     ///   - checkpointing: `.background` keeps checkpoints off the appending thread; ignored for
-    ///     `:memory:`, which has no WAL.
+    ///     `:memory:`, which has no WAL, and for `.readOnly` access.
+    ///   - access: `.exclusive` (the default) locks the file against other writers; `.readOnly`
+    ///     reads a log another process may be writing.
     ///   - logger: used at debug level, and at info when a store is created or compacted.
     /// - Throws: `StoreError` naming the file: `.notADatabase`, `.corrupt`, `.foreignApplication`,
-    ///   `.newerSchema`, `.cannotOpen`, `.ioError`, `.busy`.
+    ///   `.newerSchema`, `.cannotOpen`, `.ioError`, `.busy`, `.inUse`, and `.notAStore` for a
+    ///   read-only open of a file that holds no current Islet store.
     public init(
-        path: String, durability: Durability = .normal, checkpointing: Checkpointing = .background, logger: Logger
+        path: String, durability: Durability = .normal, checkpointing: Checkpointing = .background,
+        access: Access = .exclusive, logger: Logger
     ) throws {
         var logger = logger
         logger[metadataKey: "islet.store.path"] = "\(path)"
-        let connection = try SQLiteConnection(path: path)
+        let connection = try SQLiteConnection(path: path, readOnly: access == .readOnly)
+        let isFile = path != ":memory:" && !path.isEmpty
+        self.ownerLock = access == .exclusive && isFile ? try OwnerLock(path: path) : nil
         // Read-only checks first: nothing is written to a file that turns out not to be ours.
-        try StoreSchema.validate(try StoreSchema.readHeader(connection), path: path)
-        try Self.configure(connection, durability: durability, logger: logger)
-        let previousVersion = try StoreSchema.migrate(connection)
+        let header = try StoreSchema.readHeader(connection)
+        try StoreSchema.validate(header, path: path)
+        let previousVersion: Int32
+        if access == .readOnly {
+            try StoreSchema.requireCurrent(header, path: path)
+            previousVersion = header.userVersion
+        } else {
+            try Self.configure(connection, durability: durability, logger: logger)
+            previousVersion = try StoreSchema.migrate(connection)
+        }
 
         self.path = path
         self.durability = durability
+        self.access = access
         self.connection = connection
         self.logger = logger
         self.epoch = try StoreSchema.readEpoch(connection)
@@ -78,8 +96,11 @@ public final class CommandLog {
         self.begin = try connection.prepare("BEGIN IMMEDIATE")
         self.commit = try connection.prepare("COMMIT")
         self.rollback = try connection.prepare("ROLLBACK")
-        self.checkpointer = try Self.startCheckpointer(
-            connection, durability: durability, checkpointing: checkpointing, logger: logger)
+        self.checkpointer =
+            access == .readOnly
+            ? nil
+            : try Self.startCheckpointer(
+                connection, durability: durability, checkpointing: checkpointing, logger: logger)
         self.logOpened(previousVersion: previousVersion)
     }
 

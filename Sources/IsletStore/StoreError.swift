@@ -14,6 +14,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case cannotOpen
         case ioError
         case busy
+        case inUse
+        case notAStore
         case sequenceNotIncreasing
         case sequenceTooLarge
         case snapshotOutOfOrder
@@ -58,6 +60,10 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let ioError = Self(.ioError)
     /// Another connection or process holds a lock on the database for too long.
     public static let busy = Self(.busy)
+    /// Another open log (another `islet serve`, `islet store compact`, …) holds the file's lock.
+    public static let inUse = Self(.inUse)
+    /// A read-only open found no Islet store at the path (missing, empty, or an older schema).
+    public static let notAStore = Self(.notAStore)
     /// A record's sequence is not greater than the one before it: a bug in the caller.
     public static let sequenceNotIncreasing = Self(.sequenceNotIncreasing)
     /// A sequence is above `Int64.max`, which SQLite cannot store: a bug in the caller.
@@ -121,6 +127,17 @@ extension StoreError {
             message: "\(path) is locked (\(detail)): stop the other process using it, or pass --db "
                 + "with another path",
             sqliteCode: code)
+    }
+
+    static func inUse(path: String) -> Self {
+        Self(
+            .inUse, path: path,
+            message: "\(path) is in use by another islet process (a server or a store command): stop it first, "
+                + "or pass --db with another path")
+    }
+
+    static func notAStore(path: String, detail: String) -> Self {
+        Self(.notAStore, path: path, message: "\(path) is not an Islet store that can be read (\(detail))")
     }
 
     static func sequenceNotIncreasing(path: String, sequence: UInt64, last: UInt64) -> Self {

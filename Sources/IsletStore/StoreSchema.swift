@@ -69,6 +69,18 @@ enum StoreSchema {
         }
     }
 
+    /// Refuses, for reading only, a file that holds no Islet store of the current version (a read-only
+    /// connection can neither create nor migrate one).
+    static func requireCurrent(_ header: Header, path: String) throws {
+        guard !header.isEmpty else { throw StoreError.notAStore(path: path, detail: "the file holds no store") }
+        guard header.userVersion == latestVersion else {
+            throw StoreError.notAStore(
+                path: path,
+                detail: "schema version \(header.userVersion), not \(latestVersion): "
+                    + "open it once with islet serve or islet store compact to migrate it")
+        }
+    }
+
     /// Brings the database to `target` in one transaction; a new database also gets Islet's
     /// `application_id` and a fresh epoch.
     ///

@@ -22,10 +22,12 @@ final class SQLiteConnection {
     /// Opens (or creates) the database at `path`. SQLite reads nothing yet: a file that is not a
     /// database is only detected by the first statement that reads it.
     ///
+    /// - Parameter readOnly: open an existing file for reading only (never created).
     /// - Throws: `StoreError.cannotOpen` when the file cannot be opened or created.
-    init(path: String) throws {
+    init(path: String, readOnly: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let flags = access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let detail = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))

@@ -17,6 +17,9 @@ public final class IsletProcess: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     /// Starts `islet` with `arguments` and extra environment variables.
+    ///
+    /// Unless `environment` (or `--db`) names one, the command log is `:memory:` (`ISLET_DB`), so
+    /// test processes never write `./islet.sqlite` nor lock one another out of it.
     /// - Throws: `TestClientError` if the executable is not built (`swift build` first).
     public init(arguments: [String], environment: [String: String] = [:]) throws {
         let path = PackagePaths.isletExecutable
@@ -26,6 +29,7 @@ public final class IsletProcess: @unchecked Sendable {
         self.process.executableURL = URL(fileURLWithPath: path)
         self.process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        env["ISLET_DB"] = ":memory:"
         for (name, value) in environment { env[name] = value }
         self.process.environment = env
         self.process.standardOutput = self.output

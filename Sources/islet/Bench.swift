@@ -5,5 +5,8 @@ import ArgumentParser
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measures Islet's performance budgets (run on a release build).",
-        subcommands: [BenchEngine.self, BenchStore.self, BenchIdle.self, BenchFanout.self, BenchCompression.self])
+        subcommands: [
+            BenchEngine.self, BenchStore.self, BenchIdle.self, BenchFanout.self, BenchCompression.self,
+            BenchCommands.self, BenchRecovery.self,
+        ])
 }

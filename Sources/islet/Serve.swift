@@ -1,6 +1,7 @@
 import ArgumentParser
 import IsletCore
 import IsletServer
+import IsletStore
 import Logging
 
 #if canImport(Glibc)
@@ -16,9 +17,11 @@ struct Serve: AsyncParsableCommand {
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
-            ISLET_WS_COMPRESSION (1 or true).
+            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO, ISLET_DB, ISLET_DURABILITY,
+            ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
+            A database that cannot be used (corrupt, another program's, newer, locked by another
+            islet) or whose log does not replay is refused with exit code 2; it is never replaced.
             """)
 
     @Option(help: "Address to listen on (ISLET_HOST). Default: 127.0.0.1.")
@@ -70,8 +73,31 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Start a fresh simulation on a paused virtual clock at this RFC 3339 instant (ISLET_VIRTUAL_CLOCK).")
     var virtualClock: String?
 
-    @Option(help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
+    @Option(
+        help: "Demo scenario: if-empty (load into a fresh simulation), always, or off (ISLET_DEMO). Default: if-empty.")
     var demo: String?
+
+    @Option(help: "SQLite command log; :memory: for a throwaway run (ISLET_DB). Default: ./islet.sqlite.")
+    var db: String?
+
+    @Option(
+        help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
+    var durability: String?
+
+    @Option(help: "Snapshot the state every N revisions (ISLET_SNAPSHOT_EVERY). Default: 10000.")
+    var snapshotEvery: Int?
+
+    @Option(help: "…or every N seconds when revisions were committed (ISLET_SNAPSHOT_INTERVAL). Default: 300.")
+    var snapshotInterval: Double?
+
+    @Option(help: "Where log appends run: thread (a writer thread) or loop (ISLET_STORE_WRITER). Default: thread.")
+    var storeWriter: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Replay a scenario file (islet store export) into a new store on the virtual clock, then serve.",
+            discussion: "The store is :memory: unless --db names one, which must hold no revision yet."))
+    var replay: String?
 
     @Flag(
         help: """
@@ -106,6 +132,15 @@ struct Serve: AsyncParsableCommand {
             server = try await RunningServer.start(configuration: configuration, logger: logger, handleSignals: true)
         } catch let error as ConfigurationError {
             printError("islet serve: \(error)")
+            throw ExitCode(2)
+        } catch let error as StoreError {
+            printError("islet serve: \(error)")
+            throw ExitCode(2)
+        } catch let error as RecoveryError {
+            printError("islet serve: \(error)")
+            throw ExitCode(2)
+        } catch let error as ScenarioError {
+            printError("islet serve: --replay \(self.replay ?? ""): \(error)")
             throw ExitCode(2)
         } catch {
             printError("islet serve: \(error)")
@@ -159,6 +194,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--demo must be if-empty, always or off, not \(demo)")
         }
         configuration.demo = policy
+        configuration.store = try self.store(environment)
         if let text = self.virtualClock ?? environment["ISLET_VIRTUAL_CLOCK"] {
             do {
                 configuration.virtualClockStart = try Instant(rfc3339: text)
@@ -170,6 +206,32 @@ struct Serve: AsyncParsableCommand {
             self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
         configuration.conformanceEcho = self.conformanceEcho
         return configuration
+    }
+
+    private func store(_ environment: Environment) throws -> IsletConfiguration.Store {
+        var store = IsletConfiguration.Store()
+        store.replayPath = self.replay
+        // A replay starts a new store: a throwaway one unless a file is named.
+        store.path = self.db ?? environment["ISLET_DB"] ?? (self.replay == nil ? "./islet.sqlite" : ":memory:")
+        if let text = self.durability ?? environment["ISLET_DURABILITY"] {
+            guard let durability = Durability(rawValue: text) else {
+                throw ValidationError("--durability must be normal or full, not \(text)")
+            }
+            store.durability = durability
+        }
+        if let value = try self.snapshotEvery ?? environment.number("ISLET_SNAPSHOT_EVERY") {
+            store.snapshotEveryRevisions = value
+        }
+        if let value = try self.snapshotInterval ?? environment.number("ISLET_SNAPSHOT_INTERVAL") {
+            store.snapshotEverySeconds = value
+        }
+        if let text = self.storeWriter ?? environment["ISLET_STORE_WRITER"] {
+            guard let writer = IsletConfiguration.StoreWriter(rawValue: text) else {
+                throw ValidationError("--store-writer must be thread or loop, not \(text)")
+            }
+            store.writer = writer
+        }
+        return store
     }
 
     private static func logLevel(_ text: String) throws -> Logger.Level {
@@ -223,6 +285,12 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     limits.subscriptionsPerConnection: \(configuration.limits.subscriptionsPerConnection)
     limits.apnsPayloadBytes: \(configuration.limits.apnsPayloadBytes)
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)
+    db: \(configuration.store.path)
+    durability: \(configuration.store.durability.rawValue)
+    snapshot-every: \(configuration.store.snapshotEveryRevisions)
+    snapshot-interval: \(configuration.store.snapshotEverySeconds)
+    store-writer: \(configuration.store.writer.rawValue)
+    replay: \(configuration.store.replayPath ?? "(none)")
     virtual-clock: \(configuration.virtualClockStart?.rfc3339 ?? "(wall clock)")
     demo: \(configuration.demo.rawValue)
     ws-compression: \(configuration.webSocketCompression)

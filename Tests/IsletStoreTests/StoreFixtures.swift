@@ -20,8 +20,11 @@ func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) throws -> T) throws 
 /// Tests log nowhere; they never bootstrap the logging system.
 let quietLogger = Logger(label: "islet.store.tests") { _ in SwiftLogNoOpLogHandler() }
 
-func openLog(_ path: String, durability: Durability = .normal) throws -> CommandLog {
-    try CommandLog(path: path, durability: durability, logger: quietLogger)
+/// Opens without the owner lock, so a test may hold a writer and a reader on one file.
+func openLog(_ path: String, durability: Durability = .normal, access: CommandLog.Access = .shared) throws
+    -> CommandLog
+{
+    try CommandLog(path: path, durability: durability, access: access, logger: quietLogger)
 }
 
 /// A record whose payload is derived from its sequence, so reads can be checked byte for byte.

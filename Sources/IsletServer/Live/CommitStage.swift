@@ -43,8 +43,40 @@ public struct RevisionRecord: Sendable {
 /// - A failed commit stops the pipeline: the server answers those requests with `internal`,
 ///   closes every stream with 1011 and refuses further commands (its state has moved past what
 ///   is durable).
+///
+/// A stage that also keeps snapshots of the state (`StoreCommitStage`) is asked, on the loop
+/// thread whenever the pipeline is idle (every revision published), whether one is due, and
+/// given the published state to store. At shutdown it is closed once, after the last reply.
 public protocol CommitStage: AnyObject {
     func commit(_ records: [RevisionRecord], completion: @escaping ((any Error)?) -> Void)
+
+    /// Whether a snapshot of the published state at `rev` should be taken now. Called on the loop
+    /// thread when the pipeline is idle. Default: never.
+    func snapshotIsDue(rev: UInt64, wall: Instant) -> Bool
+
+    /// Stores a snapshot of `state` (asked for by `snapshotIsDue`). Called on the loop thread.
+    func snapshot(_ state: PublishedState)
+
+    /// Finishes the stage at shutdown: `state` (nil if revisions were still unpublished) may be
+    /// stored as a last snapshot, pending writes finish, the store is closed; then `completion`
+    /// runs on the loop thread. Default: `completion()` at once.
+    func close(_ state: PublishedState?, completion: @escaping () -> Void)
+}
+
+extension CommitStage {
+    public func snapshotIsDue(rev: UInt64, wall: Instant) -> Bool { false }
+    public func snapshot(_ state: PublishedState) {}
+    public func close(_ state: PublishedState?, completion: @escaping () -> Void) { completion() }
+}
+
+/// The published state of an idle pipeline, as a snapshot stores it: the engine (a value whose
+/// copy costs O(1)) and the stream history of resumable revisions.
+public struct PublishedState: Sendable {
+    /// The engine at the latest published revision (`engine.rev`).
+    public let engine: Engine
+    /// The wall instant of the loop turn.
+    public let wall: Instant
+    let history: RevisionHistory
 }
 
 /// The commit stage of a server without persistence: completes at once.

@@ -21,7 +21,7 @@ final class LiveSimulation {
     /// The history the revisions belong to (API.md `epoch`).
     let epoch: String
     let clock: TurnClock
-    private let commitStage: any CommitStage
+    let commitStage: any CommitStage
     private let logger: Logger
     /// The latest revision whose commit completed and whose replies and patches went out.
     private(set) var publishedRev: UInt64
@@ -37,6 +37,9 @@ final class LiveSimulation {
     var publish: ([RevisionRecord]) -> Void = { _ in }
     /// Called once if a commit fails.
     var failed: (APIError) -> Void = { _ in }
+    /// Called after each successful commit with its number of records and how long it took
+    /// (from handing the group over to its completion), for metrics.
+    var committed: (_ records: Int, _ duration: Duration) -> Void = { _, _ in }
 
     init(engine: Engine, epoch: String, clock: TurnClock, commitStage: any CommitStage, logger: Logger) {
         self.engine = engine
@@ -82,9 +85,11 @@ final class LiveSimulation {
         let records = entries.compactMap(\.record)
         guard !records.isEmpty else { return self.deliver(entries, records) }
         self.commitInFlight = true
+        let started = ContinuousClock.now
         self.commitStage.commit(records) { [self] error in
             self.commitInFlight = false
             if let error { return self.commitFailed(entries, error) }
+            self.committed(records.count, started.duration(to: .now))
             self.deliver(entries, records)
         }
     }

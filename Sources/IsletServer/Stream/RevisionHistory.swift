@@ -4,8 +4,8 @@ import IsletCore
 /// The recent revisions' patches, for resuming subscriptions (`subscribe` with `since`):
 /// a ring bounded by a number of revisions and a number of bytes. Stores each revision's
 /// encoded operations only (they are parsed again on the rare resume). Loop-confined.
-struct RevisionHistory {
-    struct Entry {
+struct RevisionHistory: Sendable {
+    struct Entry: Sendable {
         let rev: UInt64
         let encodedOps: [UInt8]
         var cost: Int { self.encodedOps.count + 64 }
@@ -37,6 +37,9 @@ struct RevisionHistory {
             self.entries.removeFirst()
         }
     }
+
+    /// Every revision held, oldest first (what a snapshot of the server stores).
+    var allEntries: [Entry] { Array(self.entries) }
 
     /// Every revision after `rev` up to `latest`, in order; nil unless all of them are held.
     func entries(after rev: UInt64, latest: UInt64) -> [Entry]? {

@@ -88,6 +88,11 @@ final class StreamHub {
         self.snapshotPrefix = StreamMessages.snapshotPrefix(epoch: simulation.epoch)
     }
 
+    /// Starts from the history a restarted server recovered (before any client connects).
+    func restore(history: RevisionHistory) {
+        self.history = history
+    }
+
     // MARK: Connections
 
     func open(_ id: ConnectionID, principal: Principal, rateKey: String) -> StreamConnection {

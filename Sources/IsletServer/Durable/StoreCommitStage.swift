@@ -1,0 +1,170 @@
+import Dispatch
+public import IsletCore
+public import IsletStore
+public import IsletTransport
+public import Logging
+
+/// The commit stage on the durable command log: each loop turn's revisions are appended to the
+/// `CommandLog` in one transaction (group commit) before their replies and patches go out, and
+/// snapshots of the published state are written every N revisions or M seconds, so a restart
+/// replays only the log's tail.
+///
+/// Where the work runs (`Threads`):
+/// - `.caller`: everything on the calling thread, synchronously (in-memory servers, tools, tests);
+/// - `.loop(loop)`: appends on the loop thread; a snapshot is encoded on a background queue and
+///   written back on the loop;
+/// - `.writer(loop)`: appends and snapshot writes on a writer thread (a serial queue) that owns
+///   the log; the loop is told of each commit with `EventLoop.execute`, and meanwhile keeps
+///   accepting commands into the next group. Snapshots are encoded on a background queue.
+///
+/// A failed append completes with its error (the pipeline then stops, see `CommitStage`). A
+/// failed snapshot is logged and retried at the next interval: the log alone stays complete.
+public final class StoreCommitStage: CommitStage {
+    /// Where appends and snapshot writes run.
+    public enum Threads {
+        case caller
+        case loop(EventLoop)
+        case writer(EventLoop)
+    }
+
+    private let box: LogBox
+    private let threads: Threads
+    private let writer = DispatchQueue(label: "islet.store.writer", qos: .userInitiated)
+    private let everyRevisions: UInt64
+    private let everyMilliseconds: Int64
+    private var lastSnapshot: (rev: UInt64, wall: Instant)
+    private var snapshotInFlight = false
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - log: the open log, positioned after recovery; from now on only this stage uses it.
+    ///   - lastSnapshot: the revision and wall instant of the state recovery started from.
+    public init(
+        log: CommandLog, settings: IsletConfiguration.Store, threads: Threads,
+        lastSnapshot: (rev: UInt64, wall: Instant), logger: Logger
+    ) {
+        self.box = LogBox(log)
+        self.threads = threads
+        self.everyRevisions = UInt64(max(1, settings.snapshotEveryRevisions))
+        self.everyMilliseconds = Int64(settings.snapshotEverySeconds * 1000)
+        self.lastSnapshot = lastSnapshot
+        self.logger = logger
+    }
+
+    public func commit(_ records: [RevisionRecord], completion: @escaping ((any Error)?) -> Void) {
+        let box = self.box
+        switch self.threads {
+        case .caller, .loop:
+            completion(box.append(records))
+        case .writer(let loop):
+            let done = Unchecked(completion)
+            self.writer.async {
+                let error = box.append(records)
+                loop.execute { done.value(error) }
+            }
+        }
+    }
+
+    public func snapshotIsDue(rev: UInt64, wall: Instant) -> Bool {
+        guard !self.snapshotInFlight, rev > self.lastSnapshot.rev else { return false }
+        return rev - self.lastSnapshot.rev >= self.everyRevisions
+            || wall.milliseconds(since: self.lastSnapshot.wall) >= self.everyMilliseconds
+    }
+
+    public func snapshot(_ state: PublishedState) {
+        self.lastSnapshot = (state.engine.rev, state.wall)
+        let box = self.box
+        let logger = self.logger
+        switch self.threads {
+        case .caller:
+            box.write(Self.encode(state), rev: state.engine.rev, wall: state.wall, logger: logger)
+        case .loop(let loop):
+            self.snapshotInFlight = true
+            let this = Unchecked(self)
+            DispatchQueue.global(qos: .utility).async {
+                let bytes = Self.encode(state)
+                loop.execute {
+                    box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
+                    this.value.snapshotInFlight = false
+                }
+            }
+        case .writer(let loop):
+            self.snapshotInFlight = true
+            let this = Unchecked(self)
+            let writer = self.writer
+            DispatchQueue.global(qos: .utility).async {
+                let bytes = Self.encode(state)
+                writer.async {
+                    box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
+                    loop.execute { this.value.snapshotInFlight = false }
+                }
+            }
+        }
+    }
+
+    /// Writes a last snapshot when revisions were published since the latest one (so the next
+    /// start replays nothing), waits for pending writes, and closes the log.
+    public func close(_ state: PublishedState?, completion: @escaping () -> Void) {
+        let box = self.box
+        let final = state.flatMap { $0.engine.rev > self.lastSnapshot.rev ? $0 : nil }
+        let logger = self.logger
+        let finish: @Sendable () -> Void = {
+            if let final { box.write(Self.encode(final), rev: final.engine.rev, wall: final.wall, logger: logger) }
+            box.close()
+        }
+        switch self.threads {
+        case .caller, .loop: finish()
+        case .writer: self.writer.sync(execute: finish)
+        }
+        completion()
+    }
+
+    private static func encode(_ state: PublishedState) -> [UInt8] {
+        SnapshotPayload(engine: state.engine.snapshotBytes, history: state.history.allEntries).encoded()
+    }
+}
+
+/// The log, reachable from the thread that owns it (the loop's, or the writer queue's); after
+/// `close()` it is gone and late work does nothing.
+private final class LogBox: @unchecked Sendable {
+    private var log: CommandLog?
+
+    init(_ log: CommandLog) { self.log = log }
+
+    /// Appends the group in one transaction; returns the error, if any.
+    func append(_ records: [RevisionRecord]) -> (any Error)? {
+        guard let log = self.log else { return StoreClosed() }
+        do {
+            try log.append(records.map(LogReplay.record))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func write(_ payload: [UInt8], rev: UInt64, wall: Instant, logger: Logger) {
+        guard let log = self.log else { return }
+        do {
+            try log.writeSnapshot(sequence: rev, instant: wall.millisecondsSinceEpoch, payload: payload)
+            logger.debug(
+                "snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
+        } catch {
+            logger.error(
+                "snapshot failed; the log stays complete", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
+        }
+    }
+
+    func close() { self.log = nil }
+}
+
+/// The store was closed at shutdown; nothing more is appended.
+struct StoreClosed: Error, CustomStringConvertible {
+    var description: String { "the store is closed" }
+}
+
+/// Carries a loop-confined value through a background queue back to the loop thread, where
+/// alone it is used.
+struct Unchecked<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,196 @@
+import ArgumentParser
+import IsletCore
+import IsletServer
+import IsletStore
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `islet store …`: tools for the command log a server keeps (`--db`).
+struct Store: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Export, import, compact or describe a command log.",
+        discussion: """
+            A database that cannot be used is reported with a message naming it and exit code 2.
+            export reads a log a server is using; import and compact need the file to themselves.
+            """,
+        subcommands: [StoreExport.self, StoreImport.self, StoreCompact.self, StoreInfo.self])
+}
+
+/// `islet store export`: the log as a scenario file.
+struct StoreExport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the log as JSON Lines of {\"at\", \"commands\"} (a scenario file).",
+        discussion: """
+            "at" is the simulated instant each batch took effect at; "commands": [] is a clock step \
+            that fired scheduled transitions. Replay the file with islet serve --replay FILE or \
+            islet store import FILE --db NEW. The whole history is needed: a compacted log is refused.
+            """)
+
+    @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
+    var db: String?
+
+    @Option(help: "Write here instead of standard output.")
+    var out: String?
+
+    func run() throws {
+        let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try withStoreErrors("export") {
+            let log = try CommandLog(path: path, access: .readOnly, logger: silentStoreLogger)
+            let output = try OutputFile(path: self.out)
+            let lines = try ScenarioExport.export(log) { line in try output.write(line.encoded + [0x0A]) }
+            try output.close()
+            printError("exported \(lines) lines from \(path) (epoch \(log.epoch))")
+        }
+    }
+}
+
+/// `islet store import`: a scenario file replayed into a new log.
+struct StoreImport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Replay a scenario file into a new command log, on a virtual clock.",
+        discussion: """
+            The clock starts paused at --virtual-clock, or at the first line's "at". The log must \
+            hold no revision yet. Serve it afterwards with islet serve --db NEW.
+            """)
+
+    @Argument(help: "The scenario file (JSON Lines of {\"at\", \"commands\"}).")
+    var file: String
+
+    @Option(help: "The new command log.")
+    var db: String
+
+    @Option(help: "Start the virtual clock at this RFC 3339 instant instead of the first line's.")
+    var virtualClock: String?
+
+    func run() throws {
+        var configuration = IsletConfiguration()
+        if let text = self.virtualClock {
+            do {
+                configuration.virtualClockStart = try Instant(rfc3339: text)
+            } catch {
+                throw ValidationError("--virtual-clock must be an RFC 3339 date: \(error)")
+            }
+        }
+        try withStoreErrors("import") {
+            let log = try CommandLog(path: self.db, logger: silentStoreLogger)
+            let reader = try LineReader(path: self.file)
+            let summary = try ScenarioImport.run(lines: reader.next, into: log, configuration: configuration)
+            print(
+                "imported \(summary.lines) lines into \(self.db): revisions 1–\(summary.revisions), "
+                    + "\(summary.clockAdvances) clock advances added, epoch \(log.epoch)")
+        }
+    }
+}
+
+/// `islet store compact`: drops records the latest snapshot makes unnecessary.
+struct StoreCompact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Delete log records before the latest snapshot and shrink the file.",
+        discussion: """
+            Records after the latest snapshot are always kept (startup replays them), and so are the \
+            --keep newest records before it. Stream clients resume from the history stored with each \
+            snapshot, so compaction does not shorten what they can resume. An export needs the whole \
+            log: export first if you want a scenario file. Stop the server first.
+            """)
+
+    @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
+    var db: String?
+
+    @Option(help: "Records before the latest snapshot to keep.")
+    var keep = 0
+
+    func run() throws {
+        guard self.keep >= 0 else { throw ValidationError("--keep must not be negative") }
+        let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try withStoreErrors("compact") {
+            let log = try CommandLog(path: path, logger: silentStoreLogger)
+            let report = try log.compact(keepingRecords: self.keep)
+            let through = report.removedThrough.map { "records 1…\($0)" } ?? "nothing"
+            print(
+                "compacted \(path): removed \(report.removedRecords) records (\(through)); "
+                    + "\(report.bytesBefore) → \(report.bytesAfter) bytes")
+        }
+    }
+}
+
+/// `islet store info`: what a log holds.
+struct StoreInfo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Print a command log's epoch, records and snapshots (one \"key: value\" a line)."
+    )
+
+    @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
+    var db: String?
+
+    func run() throws {
+        let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try withStoreErrors("info") {
+            let log = try CommandLog(path: path, access: .readOnly, logger: silentStoreLogger)
+            print("path: \(path)")
+            print("epoch: \(log.epoch)")
+            print("last revision: \(log.lastSequence)")
+            print("records: \(try log.recordCount())")
+            print("first record: \(try log.firstRecordSequence().map(String.init) ?? "(none)")")
+            print("snapshots: \(try log.snapshotSequences().map(String.init).joined(separator: ", "))")
+        }
+    }
+}
+
+private let silentStoreLogger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
+
+/// Runs `body`, turning the errors an operator must act on into a message and exit code 2.
+private func withStoreErrors(_ command: String, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as StoreError {
+        printError("islet store \(command): \(error)")
+        throw ExitCode(2)
+    } catch let error as ScenarioError {
+        printError("islet store \(command): \(error)")
+        throw ExitCode(2)
+    } catch let error as RecoveryError {
+        printError("islet store \(command): \(error)")
+        throw ExitCode(2)
+    }
+}
+
+/// Standard output, or a file created (truncated) at `path`, written without Foundation.
+private final class OutputFile {
+    private let descriptor: Int32
+    private let path: String
+
+    init(path: String?) throws {
+        self.path = path ?? "standard output"
+        guard let path else {
+            self.descriptor = 1
+            return
+        }
+        self.descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard self.descriptor >= 0 else {
+            throw ScenarioError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(self.descriptor, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ScenarioError("cannot write \(self.path): \(String(cString: strerror(errno)))") }
+            offset += n
+        }
+    }
+
+    func close() throws {
+        guard self.descriptor != 1 else { return }
+        guard fsync(self.descriptor) == 0, Glibc.close(self.descriptor) == 0 else {
+            throw ScenarioError("cannot write \(self.path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

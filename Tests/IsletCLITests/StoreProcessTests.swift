@@ -1,0 +1,135 @@
+import Foundation
+import IsletCore
+import IsletTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `islet serve --db`, `--replay` and the `islet store` commands as processes.
+@Suite("The command log of islet serve, and islet store")
+struct StoreProcessTests {
+    /// A server on `db` that has applied random batches (on the paused test clock); its state.
+    func record(db: String, seed: UInt64, batches: Int = 60) throws -> (ServeProcess, JSONValue) {
+        let server = try ServeProcess.start(db: db)
+        var random = RandomCommands(seed: seed)
+        _ = try TestHTTP.commands(port: server.port, random.setUp())
+        for _ in 0..<batches { _ = try TestHTTP.commands(port: server.port, random.batch(now: TestServer.start)) }
+        return (server, try server.state())
+    }
+
+    @Test("a restart after SIGTERM serves the same state, revision and epoch")
+    func gracefulRestart() throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            let (server, before) = try self.record(db: db, seed: 5)
+            #expect(try server.stop() == 0)
+            #expect(!FileManager.default.fileExists(atPath: db + "-wal"), "the log was closed cleanly")
+            let restarted = try ServeProcess.start(db: db)
+            defer { _ = try? restarted.stop() }
+            #expect(try TestHTTP.state(port: restarted.port).body == before.encoded)
+        }
+    }
+
+    @Test(
+        "an unusable database is refused with exit code 2 and a message naming it, and is left unchanged",
+        arguments: ["garbage", "foreign", "locked"])
+    func refusedDatabase(kind: String) throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            var holder: ServeProcess?
+            switch kind {
+            case "garbage":
+                try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: db))
+            case "foreign":
+                try Data("SQLite format 3\u{0}".utf8 + [UInt8](repeating: 0, count: 4080)).write(
+                    to: URL(fileURLWithPath: db))
+            default:
+                holder = try ServeProcess.start(db: db)
+            }
+            defer { _ = try? holder?.stop() }
+            let before = try Data(contentsOf: URL(fileURLWithPath: db))
+            let process = try IsletProcess(arguments: ["serve", "--port", "0", "--db", db] + TestServer.serveArguments)
+            #expect(try process.waitForExit() == 2)
+            let message = process.standardError()
+            #expect(message.contains(db), "\(message)")
+            #expect(message.contains("move it aside") || message.contains("stop it first"), "\(message)")
+            #expect(try process.readLine() == nil, "it never listened")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+        }
+    }
+
+    @Test("export from a running server, then serve --replay and store import give the same state, byte for byte")
+    func goldenReplay() throws {
+        try withTemporaryDirectory { dir in
+            let (source, state) = try self.record(db: dir.file("source.sqlite"), seed: 9)
+            defer { _ = try? source.stop() }
+            let scenario = dir.file("scenario.jsonl")
+            let export = try runIslet(["store", "export", "--db", dir.file("source.sqlite"), "--out", scenario])
+            #expect(export.status == 0, "\(export.errors)")
+            let lines = try String(contentsOfFile: scenario, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == Int(state["rev"]?.numberValue ?? 0))
+            #expect(lines.first?.hasPrefix(#"{"at":"2026-11-22T08:00:00Z","commands":["#) == true)
+
+            let replay = try IsletProcess(arguments: ["serve", "--port", "0", "--demo", "off", "--replay", scenario])
+            let replayed = try TestHTTP.state(port: try replay.waitForListening()).json()
+            replay.send(signal: SIGTERM)
+            #expect(replayed["rev"] == state["rev"])
+            #expect(replayed["value"]?.encoded == state["value"]?.encoded)
+
+            let imported = dir.file("imported.sqlite")
+            let result = try runIslet(["store", "import", scenario, "--db", imported])
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output.contains("imported \(lines.count) lines"))
+            let server = try ServeProcess.start(db: imported)
+            defer { _ = try? server.stop() }
+            #expect(try server.state()["value"]?.encoded == state["value"]?.encoded)
+            #expect(try runIslet(["store", "import", scenario, "--db", imported]).status == 2, "in use, and not empty")
+        }
+    }
+
+    @Test("compact keeps what startup and resuming need; info describes the log; a compacted log cannot be exported")
+    func compactAndInfo() throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            let (server, before) = try self.record(db: db, seed: 13, batches: 40)
+            let since = try #require(before["rev"]?.numberValue.map { UInt64($0) })
+            let epoch = try #require(before["epoch"]?.stringValue)
+            _ = try TestHTTP.commands(port: server.port, [["type": "device.upsert", "id": "d1", "locked": true]])
+            #expect(try runIslet(["store", "compact", "--db", db]).status == 2, "the server holds the log")
+            #expect(try server.stop() == 0)
+
+            let compact = try runIslet(["store", "compact", "--db", db, "--keep", "5"])
+            #expect(compact.status == 0, "\(compact.errors)")
+            let info = try runIslet(["store", "info", "--db", db]).output
+            #expect(info.contains("epoch: \(epoch)"))
+            #expect(info.contains("last revision: \(since + 1)"))
+            #expect(info.contains("records: 5"))
+            #expect(try runIslet(["store", "export", "--db", db]).status == 2)
+
+            let restarted = try ServeProcess.start(db: db)
+            defer { _ = try? restarted.stop() }
+            let client = try TestWebSocketClient.connect(port: restarted.port)
+            _ = try client.readJSON()
+            try client.subscribe("d", path: "/devices/d1/locked", since: (epoch, since))
+            #expect(try client.readJSON()["type"] == "subscribed")
+            let patch = try client.readJSON()
+            #expect(patch["rev"] == .number(Double(since + 1)))
+            #expect(patch["ops"] == [["op": "replace", "path": "/devices/d1/locked", "value": true]])
+        }
+    }
+
+    @Test("serve --db, --durability and snapshot settings appear in --print-config; bad values are refused")
+    func flags() throws {
+        let printed = try runIslet(
+            ["serve", "--print-config", "--db", "/tmp/x.sqlite", "--durability", "full", "--snapshot-every", "7"])
+        #expect(printed.output.contains("db: /tmp/x.sqlite"))
+        #expect(printed.output.contains("durability: full"))
+        #expect(printed.output.contains("snapshot-every: 7"))
+        let replay = try runIslet(["serve", "--print-config", "--replay", "s.jsonl"])
+        #expect(replay.output.contains("db: :memory:"))
+        #expect(try runIslet(["serve", "--port", "0", "--durability", "sometimes"]).status != 0)
+        #expect(try runIslet(["serve", "--port", "0", "--snapshot-every", "0"]).status == 2)
+    }
+}
