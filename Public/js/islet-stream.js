@@ -1,0 +1,494 @@
+// islet-stream.js — a dependency-free client for Islet's `islet.v1` WebSocket stream.
+//
+// It connects, subscribes to JSON Pointer paths, keeps one value per subscription (the
+// snapshot, then every RFC 6902 patch applied in order), reconnects with exponential backoff
+// and jitter, resumes each subscription with `since {epoch, rev}`, and handles `resync`.
+// Values are immutable: a patch copies only the containers on the paths it changes, so a
+// subtree that did not change keeps its identity (`old === new`) and views can skip it.
+// Works in browsers and in Node 22+ (global WebSocket). Documented in docs/browser-client.md.
+
+/** An error raised by {@link applyPatch}: the patch is rejected and nothing changes. */
+export class PatchError extends Error {
+  constructor(message, index) {
+    super(index === undefined ? message : `operation ${index}: ${message}`);
+    this.name = "PatchError";
+    this.index = index;
+  }
+}
+
+/** Parses a JSON Pointer (RFC 6901) into its reference tokens. */
+export function parsePointer(pointer) {
+  if (pointer === "") return [];
+  if (typeof pointer !== "string" || pointer[0] !== "/") throw new PatchError(`invalid pointer ${JSON.stringify(pointer)}`);
+  return pointer.slice(1).split("/").map((token) => {
+    if (/~(?![01])/.test(token)) throw new PatchError(`invalid escape in ${JSON.stringify(pointer)}`);
+    return token.replace(/~1/g, "/").replace(/~0/g, "~");
+  });
+}
+
+/** Formats reference tokens as a JSON Pointer. */
+export function formatPointer(tokens) {
+  return tokens.map((t) => "/" + String(t).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+}
+
+/** The value at `pointer` inside `doc`, or `undefined`. */
+export function getPointer(doc, pointer) {
+  let value = doc;
+  for (const token of typeof pointer === "string" ? parsePointer(pointer) : pointer) {
+    if (Array.isArray(value)) value = /^(0|[1-9][0-9]*)$/.test(token) ? value[Number(token)] : undefined;
+    else if (isObject(value)) value = Object.hasOwn(value, token) ? value[token] : undefined;
+    else return undefined;
+  }
+  return value;
+}
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function setMember(object, key, value) {
+  // JSON.parse makes "__proto__" an ordinary member; assignment would change the prototype.
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Deep equality of JSON values (numbers compare by value, member order is irrelevant). */
+export function jsonEqual(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+function arrayIndex(array, token, forAdd) {
+  if (forAdd && token === "-") return array.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new PatchError(`bad array index ${JSON.stringify(token)}`);
+  const index = Number(token);
+  if (index > array.length || (!forAdd && index === array.length)) throw new PatchError(`index ${index} out of range`);
+  return index;
+}
+
+// Returns a copy of `container` with `edit(childCopyTarget)` applied at `tokens`; containers
+// off the path are shared, never copied.
+function updateIn(container, tokens, edit) {
+  if (tokens.length === 1) return edit(container, tokens[0]);
+  const [head, ...rest] = tokens;
+  if (Array.isArray(container)) {
+    const index = arrayIndex(container, head, false);
+    const copy = container.slice();
+    copy[index] = updateIn(container[index], rest, edit);
+    return copy;
+  }
+  if (isObject(container) && Object.hasOwn(container, head)) {
+    const copy = { ...container };
+    setMember(copy, head, updateIn(container[head], rest, edit));
+    return copy;
+  }
+  throw new PatchError(`path ${formatPointer(tokens)} does not exist`);
+}
+
+function addAt(doc, tokens, value) {
+  if (tokens.length === 0) return value;
+  return updateIn(doc, tokens, (parent, key) => {
+    if (Array.isArray(parent)) {
+      const copy = parent.slice();
+      copy.splice(arrayIndex(parent, key, true), 0, value);
+      return copy;
+    }
+    if (!isObject(parent)) throw new PatchError("parent is not a container");
+    const copy = { ...parent };
+    setMember(copy, key, value);
+    return copy;
+  });
+}
+
+function removeAt(doc, tokens) {
+  if (tokens.length === 0) return undefined;
+  return updateIn(doc, tokens, (parent, key) => {
+    if (Array.isArray(parent)) {
+      const copy = parent.slice();
+      copy.splice(arrayIndex(parent, key, false), 1);
+      return copy;
+    }
+    if (!isObject(parent) || !Object.hasOwn(parent, key)) throw new PatchError(`nothing to remove at ${JSON.stringify(key)}`);
+    const copy = { ...parent };
+    delete copy[key];
+    return copy;
+  });
+}
+
+function valueAt(doc, tokens) {
+  let value = doc;
+  for (const token of tokens) {
+    if (Array.isArray(value)) value = value[arrayIndex(value, token, false)];
+    else if (isObject(value) && Object.hasOwn(value, token)) value = value[token];
+    else throw new PatchError(`path ${formatPointer(tokens)} does not exist`);
+  }
+  return value;
+}
+
+function applyOne(doc, op) {
+  if (!isObject(op) || typeof op.op !== "string") throw new PatchError("operation without op");
+  const path = parsePointer(op.path);
+  const needValue = () => {
+    if (!Object.hasOwn(op, "value")) throw new PatchError(`${op.op} without value`);
+    return op.value;
+  };
+  const from = () => {
+    if (typeof op.from !== "string") throw new PatchError(`${op.op} without from`);
+    return parsePointer(op.from);
+  };
+  switch (op.op) {
+    case "add": return addAt(doc, path, needValue());
+    case "remove": return removeAt(doc, path);
+    case "replace": {
+      const value = needValue();
+      valueAt(doc, path);
+      return path.length === 0 ? value : addAt(removeAt(doc, path), path, value);
+    }
+    case "move": {
+      const source = from();
+      if (source.length < path.length && source.every((t, i) => t === path[i])) throw new PatchError("cannot move a value into itself");
+      const value = valueAt(doc, source);
+      return addAt(removeAt(doc, source), path, value);
+    }
+    case "copy": return addAt(doc, path, valueAt(doc, from()));
+    case "test":
+      if (!jsonEqual(valueAt(doc, path), needValue())) throw new PatchError(`test failed at ${op.path}`);
+      return doc;
+    default: throw new PatchError(`unknown op ${JSON.stringify(op.op)}`);
+  }
+}
+
+/**
+ * Applies an RFC 6902 patch and returns the new document; `doc` is never modified (the
+ * result shares every unchanged subtree with it). Throws {@link PatchError} if any operation
+ * fails, in which case no change is visible anywhere.
+ */
+export function applyPatch(doc, ops) {
+  if (!Array.isArray(ops)) throw new PatchError("a patch is an array of operations");
+  let result = doc;
+  ops.forEach((op, index) => {
+    try { result = applyOne(result, op); } catch (error) {
+      throw error instanceof PatchError ? new PatchError(error.message, index) : error;
+    }
+  });
+  return result;
+}
+
+class StreamEvent extends Event {
+  constructor(type, detail) {
+    super(type);
+    this.detail = detail;
+  }
+}
+
+const isWithin = (path, base) => path === base || (path.startsWith(base) && path[base.length] === "/") || base === "";
+
+/** One subscription: its path, current value (`null` when absent) and the revision it reflects. */
+export class Subscription {
+  constructor(stream, id, path) {
+    this.stream = stream;
+    this.id = id;
+    this.path = path;
+    this.value = null;
+    this.rev = null;
+    this.epoch = null;
+    this.synced = false;
+  }
+
+  unsubscribe() { this.stream.unsubscribe(this); }
+}
+
+/**
+ * A connection to `/v1/stream` that survives restarts.
+ *
+ * Events (each an `Event` with a `detail`): `connection` {state, previous, retryIn?},
+ * `hello` {epoch, rev, server, limits}, `snapshot` {sub, rev, reason?}, `patch` {rev, ops, sub?},
+ * `resync` {reason}, `change` {rev, subs: [Subscription]}, `error` {error}.
+ * States: `connecting`, `resyncing` (open, some subscriptions waiting for a snapshot), `live`,
+ * `offline` (waiting to reconnect), `closed` (after {@link IsletStream#close}).
+ */
+export class IsletStream extends EventTarget {
+  constructor(options = {}) {
+    super();
+    const location = globalThis.location;
+    const scheme = location?.protocol === "https:" ? "wss:" : "ws:";
+    this.url = options.url ?? `${scheme}//${location?.host}/v1/stream`;
+    if (options.token) this.url += (this.url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(options.token);
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.backoff = { initial: 250, max: 8000, factor: 2, jitter: 0.5, ...options.backoff };
+    this.pingInterval = options.pingInterval ?? 15000;
+    this.random = options.random ?? Math.random;
+    this.state = "closed";
+    this.epoch = null;
+    this.rev = null;
+    this.server = null;
+    this.subscriptions = new Map();
+    this.stats = { bytesReceived: 0, messages: 0, patches: 0, snapshots: 0, resyncs: 0, connects: 0 };
+    this.pending = new Map();
+    this.nextId = 1;
+    this.attempt = 0;
+    this.socket = null;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.encoder = new TextEncoder();
+  }
+
+  /** Opens the connection (and keeps reopening it until {@link close}). */
+  connect() {
+    if (this.socket || this.retryTimer) return this;
+    this.closing = false;
+    this.open();
+    return this;
+  }
+
+  /** Closes for good: no reconnect. Pending commands are rejected. */
+  close() {
+    this.closing = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.socket?.close(1000);
+    this.setState("closed");
+  }
+
+  /** Subscribes to `path` (a JSON Pointer); returns the {@link Subscription}. */
+  subscribe(path, { id } = {}) {
+    parsePointer(path);
+    const sub = new Subscription(this, id ?? `s${this.nextId++}`, path);
+    if (this.subscriptions.has(sub.id)) throw new Error(`subscription ${sub.id} exists`);
+    this.subscriptions.set(sub.id, sub);
+    if (this.isOpen) this.sendSubscribe(sub);
+    this.updateState();
+    return sub;
+  }
+
+  /** Stops a subscription (by object or id). */
+  unsubscribe(subOrId) {
+    const id = typeof subOrId === "string" ? subOrId : subOrId.id;
+    if (!this.subscriptions.delete(id)) return;
+    if (this.isOpen) this.send({ op: "unsubscribe", id });
+    this.updateState();
+  }
+
+  /** Sends commands over the stream; resolves with the ack `{rev, results}`, rejects with the error. */
+  command(commands) {
+    if (!this.isOpen) return Promise.reject(new Error("not connected"));
+    const id = `c${this.nextId++}`;
+    this.send({ op: "command", id, commands });
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  /** The value at `pointer`, read from the subscription that covers it most closely. */
+  get(pointer) {
+    let best = null;
+    for (const sub of this.subscriptions.values()) {
+      if (isWithin(pointer, sub.path) && sub.synced && (!best || sub.path.length > best.path.length)) best = sub;
+    }
+    if (!best) return undefined;
+    return getPointer(best.value, pointer.slice(best.path.length));
+  }
+
+  /** True when every subscription holds a value. */
+  get synced() {
+    for (const sub of this.subscriptions.values()) if (!sub.synced) return false;
+    return true;
+  }
+
+  get isOpen() { return this.socket?.readyState === 1 && this.server !== null; }
+
+  // -- connection -----------------------------------------------------------------------
+
+  open() {
+    this.retryTimer = null;
+    this.setState("connecting");
+    let socket;
+    try { socket = new this.WebSocket(this.url, "islet.v1"); } catch (error) {
+      this.emit("error", { error });
+      this.scheduleReconnect();
+      return;
+    }
+    this.socket = socket;
+    this.server = null;
+    socket.onmessage = (event) => this.receive(event.data);
+    socket.onclose = () => this.closed(socket);
+    socket.onerror = () => {};
+  }
+
+  closed(socket) {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    this.server = null;
+    clearInterval(this.pingTimer);
+    for (const { reject } of this.pending.values()) reject(new Error("connection closed"));
+    this.pending.clear();
+    for (const sub of this.subscriptions.values()) sub.awaiting = false;
+    if (this.closing) return;
+    this.scheduleReconnect();
+  }
+
+  scheduleReconnect() {
+    const { initial, max, factor, jitter } = this.backoff;
+    const ceiling = Math.min(max, initial * factor ** this.attempt);
+    const delay = Math.round(ceiling * (1 - jitter * this.random()));
+    this.attempt += 1;
+    this.retryTimer = setTimeout(() => this.open(), delay);
+    this.setState("offline", { retryIn: delay });
+  }
+
+  /** Reconnects now instead of waiting for the backoff timer (e.g. a "retry" button). */
+  retryNow() {
+    if (this.state !== "offline") return;
+    clearTimeout(this.retryTimer);
+    this.open();
+  }
+
+  send(message) { this.socket.send(JSON.stringify(message)); }
+
+  sendSubscribe(sub) {
+    const message = { op: "subscribe", id: sub.id, path: sub.path };
+    // Resume only from a value we hold exactly: every revision up to sub.rev applied, none after.
+    if (sub.synced && sub.epoch !== null && sub.rev !== null) message.since = { epoch: sub.epoch, rev: sub.rev };
+    sub.synced = false;
+    sub.awaiting = true;
+    this.send(message);
+  }
+
+  setState(state, extra = {}) {
+    const previous = this.state;
+    this.state = state;
+    if (previous !== state || extra.retryIn !== undefined) this.emit("connection", { state, previous, ...extra });
+  }
+
+  updateState() {
+    if (!this.isOpen) return;
+    this.setState(this.synced ? "live" : "resyncing");
+  }
+
+  emit(type, detail) { this.dispatchEvent(new StreamEvent(type, detail)); }
+
+  // -- messages -------------------------------------------------------------------------
+
+  receive(data) {
+    this.stats.messages += 1;
+    this.stats.bytesReceived += typeof data === "string" ? this.encoder.encode(data).length : data.byteLength ?? 0;
+    let message;
+    try { message = JSON.parse(data); } catch (error) {
+      this.emit("error", { error });
+      return;
+    }
+    const handler = this.handlers[message.type];
+    if (handler) handler.call(this, message);
+  }
+
+  handlers = {
+    hello(message) {
+      this.server = message.server;
+      this.epoch = message.epoch;
+      this.rev = message.rev;
+      this.attempt = 0;
+      this.stats.connects += 1;
+      this.emit("hello", message);
+      for (const sub of this.subscriptions.values()) this.sendSubscribe(sub);
+      clearInterval(this.pingTimer);
+      if (this.pingInterval > 0) this.pingTimer = setInterval(() => this.isOpen && this.send({ op: "ping", id: "keepalive" }), this.pingInterval);
+      this.updateState();
+    },
+    snapshot(message) {
+      const sub = this.subscriptions.get(message.sub);
+      if (!sub) return;
+      this.stats.snapshots += 1;
+      sub.value = message.value;
+      sub.rev = message.rev;
+      sub.epoch = message.epoch;
+      sub.synced = true;
+      sub.awaiting = false;
+      this.epoch = message.epoch;
+      this.rev = Math.max(this.rev ?? 0, message.rev);
+      this.emit("snapshot", { sub, rev: message.rev, reason: message.reason });
+      this.emit("change", { rev: this.rev, subs: [sub] });
+      this.updateState();
+    },
+    subscribed(message) {
+      const sub = this.subscriptions.get(message.sub);
+      if (!sub) return;
+      sub.synced = true;
+      sub.awaiting = false;
+      this.emit("snapshot", { sub, rev: sub.rev, resumed: true });
+      this.updateState();
+    },
+    patch(message) {
+      this.stats.patches += 1;
+      const targets = message.sub ? [this.subscriptions.get(message.sub)].filter(Boolean) : [...this.subscriptions.values()];
+      const changed = [];
+      for (const sub of targets) {
+        if (!sub.synced || (sub.rev !== null && message.rev <= sub.rev)) continue;
+        const before = sub.value;
+        try { sub.value = applyToSubscription(sub, message.ops, Boolean(message.sub)); } catch (error) {
+          // The stream broke its contract (or we did): start this subscription afresh.
+          this.emit("error", { error, sub });
+          sub.rev = null;
+          sub.synced = false;
+          if (this.isOpen) this.sendSubscribe(sub);
+          continue;
+        }
+        sub.rev = message.rev;
+        if (sub.value !== before) changed.push(sub);
+      }
+      if (!message.sub) this.rev = Math.max(this.rev ?? 0, message.rev);
+      this.emit("patch", { rev: message.rev, ops: message.ops, sub: message.sub });
+      if (changed.length) this.emit("change", { rev: message.rev, subs: changed });
+      this.updateState();
+    },
+    resync(message) {
+      this.stats.resyncs += 1;
+      for (const sub of this.subscriptions.values()) {
+        sub.synced = false;
+        sub.rev = null;
+      }
+      this.emit("resync", { reason: message.reason });
+      this.updateState();
+    },
+    ack(message) {
+      const waiter = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      waiter?.resolve({ rev: message.rev, results: message.results });
+    },
+    error(message) {
+      const waiter = message.id === null ? undefined : this.pending.get(message.id);
+      if (waiter) {
+        this.pending.delete(message.id);
+        waiter.reject(Object.assign(new Error(message.error?.message ?? "error"), message.error));
+      } else {
+        this.emit("error", { error: message.error, id: message.id });
+      }
+    },
+    unsubscribed() {},
+    pong() {},
+  };
+}
+
+// Applies a patch's operations to one subscription: each operation at or under its path,
+// made relative to it; at the path itself add/replace set the value and remove clears it.
+// In resumed patches (`lenient`) a narrowed remove may name a value that is already absent.
+function applyToSubscription(sub, ops, lenient) {
+  let value = sub.value;
+  const base = sub.path;
+  for (const op of ops) {
+    if (!isWithin(op.path, base)) continue;
+    if (op.from !== undefined && !isWithin(op.from, base)) continue;
+    const relative = op.path.slice(base.length);
+    if (relative === "") {
+      if (op.op === "remove") value = null;
+      else if (op.op === "add" || op.op === "replace") value = op.value;
+      else value = applyPatch(value, [{ ...op, path: "", from: op.from?.slice(base.length) }]);
+      continue;
+    }
+    if (lenient && op.op === "remove" && getPointer(value, relative) === undefined) continue;
+    if (value === null) throw new PatchError(`${op.op} ${op.path} under ${base}, which does not exist`);
+    const relativeOp = { ...op, path: relative };
+    if (op.from !== undefined) relativeOp.from = op.from.slice(base.length);
+    value = applyPatch(value, [relativeOp]);
+  }
+  return value;
+}
