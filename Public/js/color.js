@@ -26,9 +26,7 @@ export function readableOn(background) {
 /** Whether a color is dark (luminance below 0.2). */
 export const isDark = (color) => (luminance(color) ?? 1) < 0.2;
 
-const PALETTE = ["#0A84FF", "#FF9F0A", "#30D158", "#FF375F", "#BF5AF2", "#64D2FF", "#FFD60A", "#AC8E68", "#5E5CE6", "#FF6961"];
+const PALETTE = ["#0A84FF", "#FF9F0A", "#30B158", "#FF375F", "#AF52DE", "#32ADE6", "#C9A400", "#A2845E", "#5E5CE6", "#FF6961"];
 
-/** A chart color for a widget: its app's tint when it has one, else a palette color by position. */
-export function seriesColor(tint, index) {
-  return /^#[0-9a-f]{3,8}$/i.test(tint ?? "") ? tint : PALETTE[index % PALETTE.length];
-}
+/** A chart color for the widget at `index` in its stack (distinct hues; app tints often clash). */
+export const seriesColor = (index) => PALETTE[index % PALETTE.length];

@@ -6,6 +6,7 @@ import { h } from "../dom.js";
 import { apnsPush } from "../api.js";
 import { reportError, reportOK } from "./status.js";
 import { syncOptions } from "./composer-panel.js";
+import { Deliveries } from "./deliveries.js";
 
 const field = (label, control, id) => h("label", { class: "field", attrs: { for: id } }, h("span", { text: label }), control);
 
@@ -25,7 +26,8 @@ export class ApnsPanel {
       h("div", { class: "row" }, field("apns-push-type", this.pushType, "apns-push-type"), field("apns-priority", this.priority, "apns-priority")),
       field("apns-topic", this.topic, "apns-topic"), this.templates, field("Payload", this.payload, "apns-payload"),
       h("div", { class: "row actions" }, h("button", { class: "button button-primary", type: "submit", text: "Send push" })), this.status);
-    root.append(this.form);
+    this.deliveries = new Deliveries();
+    root.append(this.form, h("h3", { text: "Deliveries" }), this.deliveries.el);
   }
 
   update(doc) {
@@ -34,12 +36,14 @@ export class ApnsPanel {
     for (const a of Object.values(doc.activities)) {
       if (a.pushToken) options.push([a.pushToken, `${doc.apps[a.app]?.name ?? a.app} · ${a.id} (${a.activityState}) — update/end`]);
     }
-    for (const app of Object.values(doc.apps)) {
-      if (app.pushToStartToken) options.push([app.pushToStartToken, `${app.name} — push-to-start`]);
-    }
+    const hasActivities = new Set(Object.values(doc.activities).map((a) => a.app));
+    const apps = Object.values(doc.apps).filter((a) => a.pushToStartToken)
+      .sort((a, b) => Number(hasActivities.has(b.id)) - Number(hasActivities.has(a.id)) || a.name.localeCompare(b.name));
+    for (const app of apps) options.push([app.pushToStartToken, `${app.name} — push-to-start`]);
     const before = this.token.value;
     syncOptions(this.token, options);
     if (!before && this.token.value) this.prefill("auto");
+    this.deliveries.update(this.target().app);
   }
 
   target() {

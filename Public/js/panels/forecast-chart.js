@@ -2,7 +2,6 @@
 // one for the trial weights being dragged, drawn with SVG from the forecast route.
 
 import { svg, h, setText } from "../dom.js";
-import { seriesColor } from "../color.js";
 import { clockText } from "../clock.js";
 
 const WIDTH = 360;
@@ -35,8 +34,8 @@ export class ForecastChart {
     this.wrap = h("div", { class: "chart" }, this.el, this.legend);
   }
 
-  /** `current`, `trial`: forecast replies (trial may be null); `names`/`tints` by widget id. */
-  update({ current, trial, names, tints }) {
+  /** `current`, `trial`: forecast replies (trial may be null); `names`/`colors` by widget id. */
+  update({ current, trial, names, colors }) {
     const base = current ?? trial;
     if (!base?.points?.length) {
       this.lanes.replaceChildren();
@@ -48,7 +47,7 @@ export class ForecastChart {
     const to = Date.parse(base.to);
     const x = (t) => LABEL_W + ((t - from) / (to - from)) * (WIDTH - LABEL_W);
     const order = [...new Set([...runs(current), ...runs(trial)].map((r) => r.widget))];
-    const color = (id) => seriesColor(tints[id], order.indexOf(id));
+    const color = (id) => colors[id] ?? "#8e8e93";
     const lane = (forecast, row, label) => {
       const y = TOP + row * LANE;
       const g = svg("g", { class: `lane lane-${label.toLowerCase()}` }, svg("text", { x: 0, y: y + LANE / 2 + 4, class: "lane-label" }, label));

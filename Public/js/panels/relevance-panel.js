@@ -8,6 +8,7 @@ import { get, put, seg } from "../api.js";
 import { segmented } from "./clock-panel.js";
 import { ForecastChart } from "./forecast-chart.js";
 import { reportError, reportOK } from "./status.js";
+import { seriesColor } from "../color.js";
 
 const FEATURE_ORDER = ["timeline", "habit", "freshness", "rotationPenalty"];
 const FEATURE_LABEL = { timeline: "Timeline relevance", habit: "Habit", freshness: "Freshness", rotationPenalty: "Rotation penalty" };
@@ -159,15 +160,14 @@ export class RelevancePanel {
 
   drawChart() {
     const names = {};
-    const tints = {};
-    for (const id of this.doc.stacks[this.stackId]?.widgets ?? []) {
+    const colors = {};
+    for (const [i, id] of (this.doc.stacks[this.stackId]?.widgets ?? []).entries()) {
       const w = this.doc.widgets[id];
-      const app = this.doc.apps[w?.app];
-      names[id] = app?.name ?? w?.kind ?? id;
-      tints[id] = app?.identity?.tint;
+      names[id] = this.doc.apps[w?.app]?.name ?? w?.kind ?? id;
+      colors[id] = seriesColor(i);
     }
     const same = (f) => f?.stack === this.stackId;
-    this.chart.update({ current: same(this.currentForecast) ? this.currentForecast : null, trial: this.trial && same(this.trialForecast) ? this.trialForecast : null, names, tints });
+    this.chart.update({ current: same(this.currentForecast) ? this.currentForecast : null, trial: this.trial && same(this.trialForecast) ? this.trialForecast : null, names, colors });
   }
 
   renderRanking(stack) {
@@ -187,8 +187,9 @@ export class RelevancePanel {
       const app = this.doc.apps[w?.app];
       const { rank, name, score, trial, bars } = el.isletParts;
       setText(rank, String(r.rank));
-      setText(name, app?.name ?? r.widget);
+      setText(name.lastChild, app?.name ?? r.widget);
       name.title = r.widget;
+      name.firstChild.style.setProperty("--swatch", seriesColor(Math.max(0, (stack.widgets ?? []).indexOf(r.widget))));
       el.classList.toggle("is-top", stack.top === r.widget);
       el.classList.toggle("is-ineligible", !r.eligible);
       setText(score, r.eligible ? fmt(r.score) : `${fmt(r.score)} ✕`);
@@ -202,7 +203,7 @@ export class RelevancePanel {
   }
 
   createRow() {
-    const parts = { rank: h("td"), name: h("th", { scope: "row" }), score: h("td", { class: "num" }), trial: h("td", { class: "num trial" }), bars: h("div", { class: "bars", attrs: { role: "img" } }) };
+    const parts = { rank: h("td"), name: h("th", { scope: "row" }, h("span", { class: "swatch", attrs: { "aria-hidden": "true" } }), h("span")), score: h("td", { class: "num" }), trial: h("td", { class: "num trial" }), bars: h("div", { class: "bars", attrs: { role: "img" } }) };
     const el = h("tr", {}, parts.rank, parts.name, parts.score, parts.trial, h("td", {}, parts.bars));
     el.isletParts = parts;
     return el;
