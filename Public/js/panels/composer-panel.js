@@ -19,11 +19,11 @@ export class ComposerPanel {
     this.app = h("select", { id: "composer-app", on: { change: () => this.prefillStart() } });
     this.type = h("input", { id: "composer-type", attrs: { list: "composer-types", autocomplete: "off" } });
     this.types = h("datalist", { id: "composer-types" });
-    this.attributes = new JsonField("Attributes (JSON)", { rows: 3 });
+    this.attributes = new JsonField("Attributes (JSON)", { rows: 3, id: "composer-attributes" });
     this.source = h("select", { id: "composer-source" }, ...["intent", "app", "push"].map((s) => h("option", { value: s, text: s })));
     this.pushToken = h("input", { type: "checkbox", id: "composer-push-token", checked: true });
     this.activity = h("select", { id: "composer-activity", on: { change: () => this.prefillActivity() } });
-    this.state = new JsonField("Content state (JSON)", { rows: 7 });
+    this.state = new JsonField("Content state (JSON)", { rows: 7, id: "composer-state" });
     this.relevance = h("input", { type: "number", id: "composer-relevance", step: "any", placeholder: "keep" });
     this.stale = h("input", { type: "datetime-local", id: "composer-stale", step: 1 });
     this.alert = h("input", { type: "checkbox", id: "composer-alert" });

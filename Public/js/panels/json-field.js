@@ -5,9 +5,9 @@ import { h, setText, setAttr } from "../dom.js";
 let counter = 0;
 
 export class JsonField {
-  constructor(label, { rows = 5, optional = false } = {}) {
+  constructor(label, { rows = 5, optional = false, id = null } = {}) {
     counter += 1;
-    const id = `json-${counter}`;
+    id ??= `json-${counter}`;
     this.optional = optional;
     this.textarea = h("textarea", { id, rows, spellcheck: false, class: "code", attrs: { "aria-describedby": `${id}-error` }, on: { input: () => this.validate() } });
     this.error = h("p", { class: "field-error", id: `${id}-error`, attrs: { "aria-live": "polite" } });
