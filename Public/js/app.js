@@ -7,13 +7,7 @@ import { tabs } from "./tabs.js";
 import { h, setText, setAttr, reconcile, reducedMotion } from "./dom.js";
 import { put, post, seg, apiToken } from "./api.js";
 import { clockText, durationText } from "./clock.js";
-import { segmented } from "./panels/clock-panel.js";
-import { ClockPanel } from "./panels/clock-panel.js";
-import { RelevancePanel } from "./panels/relevance-panel.js";
-import { ComposerPanel } from "./panels/composer-panel.js";
-import { ApnsPanel } from "./panels/apns-panel.js";
-import { DiffPanel } from "./panels/diff-panel.js";
-import { WarningsPanel } from "./panels/warnings-panel.js";
+import { segmented } from "./controls.js";
 import { reportError } from "./panels/status.js";
 
 const $ = (id) => document.getElementById(id);
@@ -33,17 +27,29 @@ const actions = {
   setDevice: (device, fields) => put(`/v1/devices/${seg(device)}`, fields).catch((e) => reportError(status, e)),
 };
 const stage = new Stage($("stage"), actions);
-const panels = {
-  clock: new ClockPanel($("panel-clock"), { store }),
-  relevance: new RelevancePanel($("panel-relevance"), { store }),
-  composer: new ComposerPanel($("panel-composer"), { store }),
-  apns: new ApnsPanel($("panel-apns"), { store }),
-  diff: new DiffPanel($("panel-diff"), { store }),
-  warnings: new WarningsPanel($("panel-warnings"), { store, badge: $("warnings-count"), stage }),
-};
+// The operator panels load after the first island is drawn: the devices come first.
+let panels = null;
+async function loadPanels() {
+  const [{ ClockPanel }, { RelevancePanel }, { ComposerPanel }, { ApnsPanel }, { DiffPanel }, { WarningsPanel }] = await Promise.all([
+    import("./panels/clock-panel.js"), import("./panels/relevance-panel.js"), import("./panels/composer-panel.js"),
+    import("./panels/apns-panel.js"), import("./panels/diff-panel.js"), import("./panels/warnings-panel.js"),
+  ]);
+  panels = {
+    clock: new ClockPanel($("panel-clock"), { store }),
+    relevance: new RelevancePanel($("panel-relevance"), { store }),
+    composer: new ComposerPanel($("panel-composer"), { store }),
+    apns: new ApnsPanel($("panel-apns"), { store }),
+    diff: new DiffPanel($("panel-diff"), { store }),
+    warnings: new WarningsPanel($("panel-warnings"), { store, badge: $("warnings-count"), stage }),
+  };
+  window.isletDashboard.panels = panels;
+  panels.diff.setVisible(ui.panel === "diff");
+  document.documentElement.dataset.panels = "ready";
+  render();
+}
 const panelTabs = tabs($("panel-tabs"), (tab) => {
   ui.panel = tab.dataset.id;
-  panels.diff.setVisible(ui.panel === "diff");
+  panels?.diff.setVisible(ui.panel === "diff");
   remember();
   render();
 });
@@ -90,8 +96,8 @@ zoom.addEventListener("input", () => setZoom(Number(zoom.value)));
 $("zoom-out").addEventListener("click", () => setZoom(Number(zoom.value) - 10));
 $("zoom-in").addEventListener("click", () => setZoom(Number(zoom.value) + 10));
 $("zoom-fit").addEventListener("click", () => setZoom(fitZoom()));
-setZoom(ui.zoom ?? 50);
 let fitted = Boolean(ui.zoom);
+setZoom(ui.zoom ?? 50);
 
 // The zoom at which the presentations fit the stage: its width (three columns) and the height
 // of the window below the toolbar.
@@ -154,19 +160,25 @@ function render() {
   store.wantWidgets(deviceWidgetIds(device, doc.stacks).slice(0, 56));
   if (!firstIsland && store.ready) {
     firstIsland = true;
+    // Measured by the browser tests (BENCHMARKS.md): time and bytes until the first island.
     performance.mark("islet:first-island");
+    document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
+    requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("islet:first-island-painted")));
     document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
     store.enableWidgets();
+    loadPanels();
   }
   if (!fitted) {
     fitted = true;
     setZoom(fitZoom());
   }
-  panels.clock.update(doc);
-  if (ui.panel === "relevance") panels.relevance.update(doc, device);
-  if (ui.panel === "composer") panels.composer.update(doc);
-  if (ui.panel === "apns") panels.apns.update(doc);
-  panels.warnings.update(doc, device);
+  if (panels) {
+    panels.clock.update(doc);
+    if (ui.panel === "relevance") panels.relevance.update(doc, device);
+    if (ui.panel === "composer") panels.composer.update(doc);
+    if (ui.panel === "apns") panels.apns.update(doc);
+    panels.warnings.update(doc, device);
+  }
   tick();
 }
 
@@ -177,7 +189,7 @@ function tick() {
   const clock = store.doc.clock;
   setText($("sim-mode"), !clock ? "" : clock.mode === "wall" ? "wall" : clock.rate === 0 ? "paused" : `${clock.rate}×`);
   stage.tick(now);
-  panels.clock.tick();
+  panels?.clock.tick();
   for (const el of document.querySelectorAll("#stage [data-countdown-to]")) {
     if (el.dataset.paused === "true") continue;
     const end = Date.parse(el.dataset.countdownTo);
@@ -190,4 +202,4 @@ setInterval(tick, 1000);
 store.connect();
 
 // For harnesses and the browser tests: read-only handles (see docs/browser-client.md).
-window.isletDashboard = { store, stream: store.stream, stage, panels };
+window.isletDashboard = { store, stream: store.stream, stage, panels: null };

@@ -121,14 +121,14 @@ class IsletServer:
         return reply["value"]
 
 
-def make_driver(width: int = 1600, height: int = 1000) -> webdriver.Chrome:
+def make_driver(width: int = 1600, height: int = 1000, performance_log: bool = False) -> webdriver.Chrome:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}",
                 "--hide-scrollbars", "--force-device-scale-factor=1", "--disable-extensions", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--mute-audio"):
         options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if performance_log else {})})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
@@ -144,6 +144,8 @@ def open_dashboard(driver, server: IsletServer, **params) -> None:
              message="the stream never went live")
     wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.firstIsland !== undefined"),
              message="the first island was never drawn")
+    wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.panels === 'ready'"),
+             message="the operator panels never loaded")
 
 
 def js(driver, script: str, *args):

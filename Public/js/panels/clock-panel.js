@@ -2,6 +2,7 @@
 // instant, and step to the next scheduled transition visible in the document.
 
 import { h, setText, setAttr } from "../dom.js";
+import { segmented } from "../controls.js";
 import { put, post, commands } from "../api.js";
 import { clockText, dateText, isoText, localInputValue, relativeText } from "../clock.js";
 import { nextTransitions } from "./transitions.js";
@@ -117,22 +118,4 @@ export class ClockPanel {
     const next = (this.transitions ?? []).find((t) => t.at > now);
     if (next) this.advanceTo(next.at, `Stepped to ${next.label}`);
   }
-}
-
-/** A segmented control (radio buttons styled as one control). */
-export function segmented(label, name, options, onChange) {
-  const inputs = new Map();
-  const el = h("div", { class: "segmented", attrs: { role: "radiogroup", "aria-label": label } },
-    ...options.map(([value, text]) => {
-      const id = `${name}-${value}`;
-      const input = h("input", { type: "radio", name, id, value, on: { change: () => onChange(value) } });
-      inputs.set(value, input);
-      return h("span", { class: "segment" }, input, h("label", { attrs: { for: id }, text }));
-    }));
-  return {
-    el,
-    set(value) {
-      for (const [v, input] of inputs) input.checked = v === value;
-    },
-  };
 }

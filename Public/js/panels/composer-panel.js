@@ -4,7 +4,7 @@
 
 import { h, setText } from "../dom.js";
 import { post, patch, seg } from "../api.js";
-import { segmented } from "./clock-panel.js";
+import { segmented } from "../controls.js";
 import { JsonField } from "./json-field.js";
 import { reportError, reportOK } from "./status.js";
 import { Deliveries } from "./deliveries.js";

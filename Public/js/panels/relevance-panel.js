@@ -5,7 +5,7 @@
 
 import { h, setText, setAttr, debounce, reconcile, setVars } from "../dom.js";
 import { get, put, seg } from "../api.js";
-import { segmented } from "./clock-panel.js";
+import { segmented } from "../controls.js";
 import { ForecastChart } from "./forecast-chart.js";
 import { reportError, reportOK } from "./status.js";
 import { seriesColor } from "../color.js";

@@ -57,6 +57,8 @@ export class Island {
     const hasIsland = device.dynamicIsland && island.width > 0;
     this.el.hidden = !hasIsland;
     this.el.dataset.mode = mode;
+    const screen = this.el.closest(".screen");
+    if (screen) screen.dataset.island = mode;
     this.el.classList.toggle("no-anim", !animate);
     if (!hasIsland) return;
     const minimal = island.minimal ?? [];

@@ -55,7 +55,7 @@ export class Stage {
     const standby = scene.standby;
     const standbyApp = apps[activities[standby?.activity]?.app]?.name;
     const scale = this.views.standby.fit ?? standby?.scale ?? 2;
-    const parts = !standby ? ["off"] : [standbyApp ? `${standbyApp} at ${scale}×${scale < (standby.scale ?? 2) ? " (fit)" : ""}` : "widgets"];
+    const parts = !standby ? [this.views.standby.fit ? "off · preview" : "off"] : [standbyApp ? `${standbyApp} at ${scale}×${scale < (standby.scale ?? 2) ? " (fit)" : ""}` : "widgets"];
     if (standby?.night) parts.push("Night Mode");
     if (scene.animations?.enabled === false) parts.push("Always-On");
     setText(this.captions.standby, parts.join(" · "));
