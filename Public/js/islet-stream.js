@@ -271,9 +271,17 @@ export class IsletStream extends EventTarget {
     this.updateState();
   }
 
-  /** Sends commands over the stream; resolves with the ack `{rev, results}`, rejects with the error. */
+  /**
+   * Sends commands over the stream (once connected); resolves with the ack `{rev, results}`,
+   * rejects with the error, or when the connection closes before the ack.
+   */
   command(commands) {
-    if (!this.isOpen) return Promise.reject(new Error("not connected"));
+    if (this.state === "closed") return Promise.reject(new Error("stream closed"));
+    if (!this.isOpen) {
+      return new Promise((resolve, reject) => {
+        this.addEventListener("hello", () => this.command(commands).then(resolve, reject), { once: true });
+      });
+    }
     const id = `c${this.nextId++}`;
     this.send({ op: "command", id, commands });
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));

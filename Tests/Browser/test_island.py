@@ -83,3 +83,26 @@ def test_morph_is_animated_but_not_in_always_on(browser, server):
     wait_for(browser, lambda d: d.execute_script("return document.querySelector('[data-view=\"island\"] .island').classList.contains('no-anim')"))
     assert server.state("/devices/phone/scene/animations")["enabled"] is False
     assert all(float(p.strip().rstrip("s")) == 0 for p in duration(browser).split(","))
+
+
+def test_numbers_roll_text_cross_fades_and_dark_mode_keyline(browser, server):
+    coffee_world(server)
+    server.request("PUT", "/v1/devices/phone", {"appearance": "dark"})
+    server.request("POST", "/v1/devices/phone/press", {"activity": "order-1"})
+    open_dashboard(browser, server, zoom=75)
+    wait_for(browser, lambda d: island_rect(d)["mode"] == "expanded")
+    # PR-9: the app's keyline tints the island's edge in Dark Mode.
+    keyline = browser.execute_script("""const i = document.querySelector('[data-view="island"] .island');
+        return [i.classList.contains('has-keyline'), i.style.getPropertyValue('--keyline'), getComputedStyle(i.querySelector('.island-pill')).boxShadow]""")
+    assert keyline[0] and keyline[1] == "#C67C4E" and keyline[2] != "none"
+    assert server.state("/devices/phone/scene/island/keyline") == "#C67C4E"
+    browser.execute_script("""
+        window.__transitions = [];
+        new MutationObserver((records) => { for (const r of records) for (const c of r.target.classList)
+          if (['num-up', 'num-down', 'text-change', 'frag-in'].includes(c)) window.__transitions.push([c, r.target.textContent]); })
+          .observe(document.querySelector('[data-view="island"] .layer-expanded'), { subtree: true, attributes: true, attributeFilter: ['class'], childList: true });
+    """)
+    # The step number changes (1/3 → 2/3): a numeric transition; the status text changes: a blur-in.
+    server.request("PATCH", "/v1/activities/order-1", {"content": {"state": {"currentStatus": "brewing"}}})
+    wait_for(browser, lambda d: ["num-up", "2/3"] in d.execute_script("return window.__transitions"))
+    assert ["text-change", "Brewing"] in browser.execute_script("return window.__transitions")

@@ -34,8 +34,18 @@ def test_weight_sliders_change_the_stack_top(browser, server):
     assert stack_top(browser) == "w-news", "a trial must not change the live stack"
     assert server.state("/relevance/weights")["habit"] == 1
 
+    browser.execute_script("""
+        window.__rotation = [];
+        const animate = Element.prototype.animate;
+        Element.prototype.animate = function (...args) {
+          if (this.closest('.stack')) window.__rotation.push(this.dataset.widget);
+          return animate.apply(this, args);
+        };
+    """)
     browser.find_element(By.XPATH, "//section[@id='panel-relevance']//button[normalize-space()='Apply']").click()
     wait_for(browser, lambda d: stack_top(d) == "w-weather", message="applying the weights did not change the top")
+    # The rotation animates: the old top leaves and the new one comes in.
+    assert sorted(browser.execute_script("return window.__rotation")) == ["w-news", "w-weather"]
     wait_for(browser, lambda d: (top_row(d) or "").startswith("Weather"))
     assert server.state("/relevance/weights")["habit"] == 0
     assert server.state("/stacks/phone.home/top") == "w-weather"
