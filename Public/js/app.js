@@ -135,39 +135,16 @@ function render() {
   const doc = store.doc;
   setText($("rev"), store.stream.rev === null ? "rev –" : `rev ${store.stream.rev}`);
   const devices = Object.values(doc.devices).sort((a, b) => a.id.localeCompare(b.id));
-  if (!devices.length) {
-    $("stage-empty").hidden = !store.ready;
-    return;
-  }
-  $("stage-empty").hidden = true;
+  $("stage-empty").hidden = devices.length > 0 || !store.ready;
+  if (!devices.length) return;
   if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
   const device = doc.devices[ui.device];
-  reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
-    h("span", { class: "tab-title" }), h("span", { class: "tab-sub" })), (el, d) => {
-    setText(el.firstElementChild, modelName(d.model));
-    setText(el.lastElementChild, d.id);
-    setAttr(el, "aria-selected", String(d.id === ui.device));
-    el.tabIndex = d.id === ui.device ? 0 : -1;
-  });
-  setText($("device-title"), modelName(device.model));
-  setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
-  appearance.set(device.appearance);
-  for (const name of ["locked", "standby", "nightMode"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+  renderDeviceBar(devices, device);
   const animate = device.scene?.animations?.enabled !== false && !reducedMotion();
   document.body.classList.toggle("always-on", device.scene?.animations?.enabled === false);
-  const ctx = { device, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks, animate, now: store.clock.now() };
-  stage.update(ctx);
+  stage.update({ device, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks, animate, now: store.clock.now() });
   store.wantWidgets(deviceWidgetIds(device, doc.stacks).slice(0, 56));
-  if (!firstIsland && store.ready) {
-    firstIsland = true;
-    // Measured by the browser tests (BENCHMARKS.md): time and bytes until the first island.
-    performance.mark("islet:first-island");
-    document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
-    requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("islet:first-island-painted")));
-    document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
-    store.enableWidgets();
-    loadPanels();
-  }
+  if (!firstIsland && store.ready) firstIslandDrawn();
   if (!fitted) {
     fitted = true;
     setZoom(fitZoom());
@@ -180,6 +157,33 @@ function render() {
     panels.warnings.update(doc, device);
   }
   tick();
+}
+
+// The device tabs, the selected device's heading and its settings.
+function renderDeviceBar(devices, device) {
+  reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
+    h("span", { class: "tab-title" }), h("span", { class: "tab-sub" })), (el, d) => {
+    setText(el.firstElementChild, modelName(d.model));
+    setText(el.lastElementChild, d.id);
+    setAttr(el, "aria-selected", String(d.id === ui.device));
+    el.tabIndex = d.id === ui.device ? 0 : -1;
+  });
+  setText($("device-title"), modelName(device.model));
+  setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
+  appearance.set(device.appearance);
+  for (const name of ["locked", "standby", "nightMode"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+}
+
+// Measured by the browser tests (BENCHMARKS.md): time and bytes until the first island. Then
+// the rest loads: the selected device's widgets and the operator panels.
+function firstIslandDrawn() {
+  firstIsland = true;
+  performance.mark("islet:first-island");
+  document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
+  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("islet:first-island-painted")));
+  document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
+  store.enableWidgets();
+  loadPanels();
 }
 
 // Every second: clocks, status bars and countdowns extrapolate the simulated time.

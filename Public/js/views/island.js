@@ -52,7 +52,6 @@ export class Island {
   /** Renders the scene's island. `ctx`: {device, activities, apps, animate}. */
   update({ device, activities, apps, animate }) {
     const island = device.scene?.island ?? { mode: "none", width: 0, height: 0 };
-    const geometry = device.geometry ?? {};
     const mode = island.mode;
     const hasIsland = device.dynamicIsland && island.width > 0;
     this.el.hidden = !hasIsland;
@@ -61,53 +60,12 @@ export class Island {
     if (screen) screen.dataset.island = mode;
     this.el.classList.toggle("no-anim", !animate);
     if (!hasIsland) return;
-    const minimal = island.minimal ?? [];
-    const detached = mode === "minimal" ? minimal.find((m) => !m.attached) : null;
-    const detW = detached ? detached.width ?? geometry.minimalWidth?.min ?? 36.67 : 0;
-    const pillW = detached ? island.width - detW - DETACHED_GAP : island.width;
-    setVars(this.el, {
-      "--pill-w": pillW, "--pill-h": island.height, "--pill-r": island.cornerRadius ?? geometry.cornerRadius ?? 44,
-      "--det-w": detW, "--det-gap": detached ? DETACHED_GAP : 0, "--det-h": detached ? island.height : 0,
-      "--side-w": geometry.compactSide?.width ?? 52.33, "--sensor-w": geometry.cameraGap ?? 125.34,
-      "--sensor-h": geometry.compactSide?.height ?? 36.67, "--xw": geometry.expandedWidth ?? island.width,
-      "--xh": mode === "expanded" ? island.height : geometry.presentationHeight?.max ?? 160,
-      "--keyline": island.keyline ?? null, "--island-bg": island.background ?? "#000000",
-    });
-    this.el.classList.toggle("has-keyline", Boolean(island.keyline) && device.appearance === "dark");
+    const detached = mode === "minimal" ? (island.minimal ?? []).find((m) => !m.attached) : null;
+    this.shape(island, device, detached);
     for (const [name, layer] of Object.entries(this.layers)) layer.classList.toggle("is-active", name === mode);
     this.pressTargets.clear();
-    const slotCtx = { activities, apps, animate };
-    const label = [];
-    if (mode === "compact" || (mode === "expanded" && island.compact)) {
-      const activity = activities[island.compact?.activity];
-      this.fill(this.lead, activity, "compactLeading", slotCtx);
-      this.fill(this.trail, activity, "compactTrailing", slotCtx);
-      if (mode === "compact" && activity) {
-        this.pressTargets.set(this.pill, activity.id);
-        label.push(`compact: ${describe(activity, apps)}`);
-      }
-    }
-    const attached = minimal.find((m) => m.attached);
-    if (mode === "minimal" || (mode === "expanded" && minimal.length)) {
-      const a = activities[attached?.activity];
-      const d = activities[detached?.activity ?? minimal.find((m) => !m.attached)?.activity];
-      this.fill(this.attached, a, "minimal", slotCtx);
-      this.fill(this.detachedSlot, d, "minimal", slotCtx);
-      if (mode === "minimal") {
-        if (a) this.pressTargets.set(this.pill, a.id);
-        if (d) this.pressTargets.set(this.detached, d.id);
-        label.push(`minimal: ${[a, d].filter(Boolean).map((x) => describe(x, apps)).join(" and ")}`);
-      }
-    }
-    if (mode === "expanded") {
-      const activity = activities[island.expanded?.activity];
-      const render = activity?.render?.expanded ?? {};
-      for (const region of ["leading", "trailing", "center", "bottom"]) this.fillHTML(this.x[region], render[region], activity, slotCtx);
-      this.x.bottom.classList.toggle("is-empty", !render.bottom);
-      this.x.center.classList.toggle("is-empty", !render.center);
-      setAttr(this.layers.expanded, "inert", !device.scene?.interactive);
-      if (activity) label.push(`expanded (${island.expanded.reason}): ${describe(activity, apps)}`);
-    }
+    const ctx = { activities, apps, animate, island, mode };
+    const label = [...this.fillCompact(ctx), ...this.fillMinimal(ctx), ...this.fillExpanded(ctx, device)];
     if (mode === "none") label.push("idle");
     this.el.setAttribute("aria-label", `Dynamic Island, ${label.join("; ")}`);
     for (const target of [this.pill, this.detached]) {
@@ -117,6 +75,58 @@ export class Island {
       setAttr(target, "aria-label", activity ? `Expand ${describe(activities[activity], apps)}` : null);
     }
     this.detached.hidden = !detached;
+  }
+
+  // The pill's size and radius (the morph), the detached circle, the regions' geometry.
+  shape(island, device, detached) {
+    const geometry = device.geometry ?? {};
+    const detW = detached ? detached.width ?? geometry.minimalWidth?.min ?? 36.67 : 0;
+    setVars(this.el, {
+      "--pill-w": detached ? island.width - detW - DETACHED_GAP : island.width, "--pill-h": island.height,
+      "--pill-r": island.cornerRadius ?? geometry.cornerRadius ?? 44,
+      "--det-w": detW, "--det-gap": detached ? DETACHED_GAP : 0, "--det-h": detached ? island.height : 0,
+      "--side-w": geometry.compactSide?.width ?? 52.33, "--sensor-w": geometry.cameraGap ?? 125.34,
+      "--sensor-h": geometry.compactSide?.height ?? 36.67, "--xw": geometry.expandedWidth ?? island.width,
+      "--xh": island.mode === "expanded" ? island.height : geometry.presentationHeight?.max ?? 160,
+      "--keyline": island.keyline ?? null, "--island-bg": island.background ?? "#000000",
+    });
+    this.el.classList.toggle("has-keyline", Boolean(island.keyline) && device.appearance === "dark");
+  }
+
+  // Compact (also filled while expanded, so the collapse shows it at once).
+  fillCompact({ activities, apps, island, mode, ...ctx }) {
+    if (mode !== "compact" && !(mode === "expanded" && island.compact)) return [];
+    const activity = activities[island.compact?.activity];
+    this.fill(this.lead, activity, "compactLeading", { apps, ...ctx });
+    this.fill(this.trail, activity, "compactTrailing", { apps, ...ctx });
+    if (mode !== "compact" || !activity) return [];
+    this.pressTargets.set(this.pill, activity.id);
+    return [`compact: ${describe(activity, apps)}`];
+  }
+
+  fillMinimal({ activities, apps, island, mode, ...ctx }) {
+    const minimal = island.minimal ?? [];
+    if (mode !== "minimal" && !(mode === "expanded" && minimal.length)) return [];
+    const attached = activities[minimal.find((m) => m.attached)?.activity];
+    const detached = activities[minimal.find((m) => !m.attached)?.activity];
+    this.fill(this.attached, attached, "minimal", { apps, ...ctx });
+    this.fill(this.detachedSlot, detached, "minimal", { apps, ...ctx });
+    if (mode !== "minimal") return [];
+    if (attached) this.pressTargets.set(this.pill, attached.id);
+    if (detached) this.pressTargets.set(this.detached, detached.id);
+    return [`minimal: ${[attached, detached].filter(Boolean).map((x) => describe(x, apps)).join(" and ")}`];
+  }
+
+  fillExpanded({ activities, apps, island, mode, animate }, device) {
+    if (mode !== "expanded") return [];
+    const activity = activities[island.expanded?.activity];
+    const render = activity?.render?.expanded ?? {};
+    for (const region of ["leading", "trailing", "center", "bottom"]) this.fillHTML(this.x[region], render[region], activity, { apps, animate });
+    this.x.bottom.classList.toggle("is-empty", !render.bottom);
+    this.x.center.classList.toggle("is-empty", !render.center);
+    // PR-8: controls work only when the device is unlocked.
+    setAttr(this.layers.expanded, "inert", !device.scene?.interactive);
+    return activity ? [`expanded (${island.expanded.reason}): ${describe(activity, apps)}`] : [];
   }
 
   fill(el, activity, slotName, ctx) {
