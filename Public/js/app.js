@@ -21,6 +21,19 @@ const MODEL_NAMES = {
 export const modelName = (model) => MODEL_NAMES[model] ?? model;
 
 const store = new Store({ token: apiToken });
+let firstIsland = false;
+
+// Connection badge: live / resyncing / offline, with the revision.
+const badge = $("conn");
+store.stream.addEventListener("connection", ({ detail }) => {
+  const text = { live: "Live", resyncing: "Resyncing…", connecting: "Connecting…", offline: "Offline", closed: "Closed" }[detail.state];
+  badge.dataset.state = detail.state;
+  setText($("conn-text"), detail.state === "offline" && detail.retryIn !== undefined ? `Offline · retrying in ${Math.max(1, Math.round(detail.retryIn / 1000))} s` : text);
+  $("conn-retry").hidden = detail.state !== "offline";
+});
+$("conn-retry").addEventListener("click", () => store.stream.retryNow());
+store.connect(); // the handshake overlaps with building the rest of the page
+
 const status = $("device-status");
 const actions = {
   press: (device, activity) => post(`/v1/devices/${seg(device)}/press`, { activity }).catch((e) => reportError(status, e)),
@@ -119,23 +132,14 @@ function remember() {
   history.replaceState(null, "", `${location.pathname}?${next}`);
 }
 
-// Connection badge: live / resyncing / offline, with the revision.
-const badge = $("conn");
-store.stream.addEventListener("connection", ({ detail }) => {
-  const text = { live: "Live", resyncing: "Resyncing…", connecting: "Connecting…", offline: "Offline", closed: "Closed" }[detail.state];
-  badge.dataset.state = detail.state;
-  setText($("conn-text"), detail.state === "offline" && detail.retryIn !== undefined ? `Offline · retrying in ${Math.max(1, Math.round(detail.retryIn / 1000))} s` : text);
-  $("conn-retry").hidden = detail.state !== "offline";
-});
-$("conn-retry").addEventListener("click", () => store.stream.retryNow());
-
-let firstIsland = false;
 
 function render() {
   const doc = store.doc;
   setText($("rev"), store.stream.rev === null ? "rev –" : `rev ${store.stream.rev}`);
+  // Nothing is drawn until the island's collections have arrived (one render, not several).
+  if (!store.ready && !firstIsland) return;
   const devices = Object.values(doc.devices).sort((a, b) => a.id.localeCompare(b.id));
-  $("stage-empty").hidden = devices.length > 0 || !store.ready;
+  $("stage-empty").hidden = devices.length > 0;
   if (!devices.length) return;
   if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
   const device = doc.devices[ui.device];
@@ -180,10 +184,13 @@ function firstIslandDrawn() {
   firstIsland = true;
   performance.mark("islet:first-island");
   document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
-  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark("islet:first-island-painted")));
   document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
-  store.enableWidgets();
-  loadPanels();
+  // Two frames later the island has been painted; only then does the rest start loading.
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark("islet:first-island-painted");
+    store.enableWidgets();
+    loadPanels();
+  }));
 }
 
 // Every second: clocks, status bars and countdowns extrapolate the simulated time.
@@ -203,7 +210,6 @@ function tick() {
 
 store.addEventListener("render", render);
 setInterval(tick, 1000);
-store.connect();
 
 // For harnesses and the browser tests: read-only handles (see docs/browser-client.md).
 window.isletDashboard = { store, stream: store.stream, stage, panels: null };

@@ -79,11 +79,13 @@ def test_transfer_and_first_render_budget(demo):
             "first_island_ms_first_load": round(cold["firstIslandMs"], 1),
             "first_island_ms_median": round(statistics.median(f["firstIslandMs"] for f in warm), 1),
             "first_island_ms_max": round(max(f["firstIslandMs"] for f in loads), 1),
+            "first_island_painted_ms_first_load": round(cold["paintedMs"], 1),
             "first_island_painted_ms_median": round(statistics.median(f["paintedMs"] for f in warm), 1),
+            "first_island_painted_ms_max": round(max(f["paintedMs"] for f in loads), 1),
             "dom_content_loaded_ms_median": round(statistics.median(f["domContentLoadedMs"] for f in warm), 1),
         }
         record("dashboard_load", summary)
         assert max(f["bytesBeforeFirstIsland"] for f in loads) < BUDGET_BYTES
-        assert max(f["firstIslandMs"] for f in loads) < BUDGET_MS
+        assert max(f["paintedMs"] for f in loads) < BUDGET_MS
     finally:
         driver.quit()
