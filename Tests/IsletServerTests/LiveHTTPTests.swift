@@ -23,7 +23,7 @@ struct LiveHTTPTests {
         "static files come with their MIME type, an ETag and Last-Modified",
         arguments: [
             ("/", "text/html; charset=utf-8"), ("/index.html", "text/html; charset=utf-8"),
-            ("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8"),
+            ("/js/app.js", "text/javascript; charset=utf-8"), ("/css/base.css", "text/css; charset=utf-8"),
         ])
     func staticFile(path: String, type: String) async throws {
         try await withRunningServer { server in
@@ -39,9 +39,9 @@ struct LiveHTTPTests {
     @Test("a matching If-None-Match gives 304 without a body")
     func notModified() async throws {
         try await withRunningServer { server in
-            let first = try TestHTTP.request(port: server.port, "/style.css")
+            let first = try TestHTTP.request(port: server.port, "/css/base.css")
             let etag = try #require(first.headers["etag"])
-            let second = try TestHTTP.request(port: server.port, "/style.css", headers: [("If-None-Match", etag)])
+            let second = try TestHTTP.request(port: server.port, "/css/base.css", headers: [("If-None-Match", etag)])
             #expect(second.status == 304)
             #expect(second.body.isEmpty)
         }

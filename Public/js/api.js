@@ -1,0 +1,60 @@
+// REST helpers for the dashboard's operator panels. Errors arrive as
+// {"error": {"code", "message", "field"}} and are thrown as ApiError.
+
+const token = new URLSearchParams(globalThis.location?.search ?? "").get("token");
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const error = body?.error ?? {};
+    super(error.message ?? `HTTP ${status}`);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = error.code ?? (body?.reason ? "apns" : "http");
+    this.field = error.field;
+    this.reason = body?.reason;
+  }
+}
+
+/** The token the page was opened with (`?token=`), for the stream and for requests. */
+export const apiToken = token;
+
+/** Sends a JSON request; resolves with the parsed reply body, throws ApiError otherwise. */
+export async function request(method, path, body, headers = {}) {
+  const init = { method, headers: { ...headers } };
+  if (token) init.headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let parsed = null;
+  try { parsed = text ? JSON.parse(text) : null; } catch { parsed = { text }; }
+  if (!response.ok) throw new ApiError(response.status, parsed);
+  return parsed;
+}
+
+/** Applies commands atomically as one revision (`POST /v1/commands`). */
+export const commands = (list) => request("POST", "/v1/commands", { commands: list });
+
+export const put = (path, body) => request("PUT", path, body);
+export const post = (path, body) => request("POST", path, body);
+export const patch = (path, body) => request("PATCH", path, body);
+export const get = (path) => request("GET", path);
+
+/** Percent-encodes one path segment (ids may hold `:`). */
+export const seg = (id) => encodeURIComponent(id);
+
+/**
+ * Sends an APNs-style push (`POST /3/device/<token>`); resolves with {status, apnsId, reason}
+ * whatever the status, as a push sender sees it.
+ */
+export async function apnsPush(deviceToken, headers, payload) {
+  const init = { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload };
+  if (token) init.headers.authorization = `bearer ${token}`;
+  const response = await fetch(`/3/device/${encodeURIComponent(deviceToken)}`, init);
+  const text = await response.text();
+  let reason = null;
+  try { reason = text ? JSON.parse(text).reason ?? null : null; } catch { reason = text; }
+  return { status: response.status, apnsId: response.headers.get("apns-id"), reason };
+}

@@ -1,0 +1,215 @@
+// The dashboard's entry module: the stream, the device stage, the operator panels, the
+// connection badge and the once-a-second clock tick.
+
+import { Store, deviceWidgetIds } from "./store.js";
+import { Stage } from "./views/stage.js";
+import { tabs } from "./tabs.js";
+import { h, setText, setAttr, reconcile, reducedMotion } from "./dom.js";
+import { put, post, seg, apiToken } from "./api.js";
+import { clockText, durationText } from "./clock.js";
+import { segmented } from "./controls.js";
+import { reportError } from "./panels/status.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const ui = { device: params.get("device"), zoom: Number(params.get("zoom")) || null, panel: params.get("panel") ?? "clock" };
+const MODEL_NAMES = {
+  "iphone-14-pro": "iPhone 14 Pro", "iphone-14-pro-max": "iPhone 14 Pro Max", "iphone-15": "iPhone 15", "iphone-15-plus": "iPhone 15 Plus",
+  "iphone-15-pro": "iPhone 15 Pro", "iphone-15-pro-max": "iPhone 15 Pro Max", "iphone-16": "iPhone 16", "iphone-16-plus": "iPhone 16 Plus",
+  "iphone-16-pro": "iPhone 16 Pro", "iphone-16-pro-max": "iPhone 16 Pro Max", "iphone-se": "iPhone SE", "iphone-se-3": "iPhone SE",
+};
+export const modelName = (model) => MODEL_NAMES[model] ?? model;
+
+const store = new Store({ token: apiToken });
+let firstIsland = false;
+
+// Connection badge: live / resyncing / offline, with the revision.
+const badge = $("conn");
+store.stream.addEventListener("connection", ({ detail }) => {
+  const text = { live: "Live", resyncing: "Resyncing…", connecting: "Connecting…", offline: "Offline", closed: "Closed" }[detail.state];
+  badge.dataset.state = detail.state;
+  setText($("conn-text"), detail.state === "offline" && detail.retryIn !== undefined ? `Offline · retrying in ${Math.max(1, Math.round(detail.retryIn / 1000))} s` : text);
+  $("conn-retry").hidden = detail.state !== "offline";
+});
+$("conn-retry").addEventListener("click", () => store.stream.retryNow());
+store.connect(); // the handshake overlaps with building the rest of the page
+
+const status = $("device-status");
+const actions = {
+  press: (device, activity) => post(`/v1/devices/${seg(device)}/press`, { activity }).catch((e) => reportError(status, e)),
+  setDevice: (device, fields) => put(`/v1/devices/${seg(device)}`, fields).catch((e) => reportError(status, e)),
+};
+const stage = new Stage($("stage"), actions);
+// The operator panels load after the first island is drawn: the devices come first.
+let panels = null;
+async function loadPanels() {
+  const [{ ClockPanel }, { RelevancePanel }, { ComposerPanel }, { ApnsPanel }, { DiffPanel }, { WarningsPanel }] = await Promise.all([
+    import("./panels/clock-panel.js"), import("./panels/relevance-panel.js"), import("./panels/composer-panel.js"),
+    import("./panels/apns-panel.js"), import("./panels/diff-panel.js"), import("./panels/warnings-panel.js"),
+  ]);
+  panels = {
+    clock: new ClockPanel($("panel-clock"), { store }),
+    relevance: new RelevancePanel($("panel-relevance"), { store }),
+    composer: new ComposerPanel($("panel-composer"), { store }),
+    apns: new ApnsPanel($("panel-apns"), { store }),
+    diff: new DiffPanel($("panel-diff"), { store }),
+    warnings: new WarningsPanel($("panel-warnings"), { store, badge: $("warnings-count"), stage }),
+  };
+  window.isletDashboard.panels = panels;
+  panels.diff.setVisible(ui.panel === "diff");
+  document.documentElement.dataset.panels = "ready";
+  render();
+}
+const panelTabs = tabs($("panel-tabs"), (tab) => {
+  ui.panel = tab.dataset.id;
+  panels?.diff.setVisible(ui.panel === "diff");
+  remember();
+  render();
+});
+panelTabs.select(ui.panel);
+
+// Device tabs, settings and zoom.
+const deviceTabs = $("device-tabs");
+deviceTabs.addEventListener("click", (event) => {
+  const tab = event.target.closest('[role="tab"]');
+  if (tab) selectDevice(tab.dataset.id, false);
+});
+deviceTabs.addEventListener("keydown", (event) => {
+  const items = [...deviceTabs.querySelectorAll('[role="tab"]')];
+  const index = items.indexOf(document.activeElement);
+  const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+  if (index < 0 || !step) return;
+  event.preventDefault();
+  selectDevice(items[(index + step + items.length) % items.length].dataset.id, true);
+});
+
+function selectDevice(id, focus) {
+  ui.device = id;
+  remember();
+  render();
+  if (focus) deviceTabs.querySelector(`[data-id="${CSS.escape(id)}"]`)?.focus();
+}
+
+const appearance = segmented("Appearance", "appearance", [["light", "Light"], ["dark", "Dark"]], (value) => actions.setDevice(ui.device, { appearance: value }));
+$("appearance").append(appearance.el);
+for (const name of ["locked", "standby", "nightMode"]) {
+  $(`toggle-${name}`).addEventListener("change", (event) => actions.setDevice(ui.device, { [name]: event.target.checked }));
+}
+
+const zoom = $("zoom");
+const setZoom = (percent) => {
+  const value = Math.min(150, Math.max(25, Math.round(percent / 5) * 5));
+  zoom.value = String(value);
+  setText($("zoom-value"), `${value}%`);
+  stage.setZoom(value / 100);
+  ui.zoom = value;
+  remember();
+};
+zoom.addEventListener("input", () => setZoom(Number(zoom.value)));
+$("zoom-out").addEventListener("click", () => setZoom(Number(zoom.value) - 10));
+$("zoom-in").addEventListener("click", () => setZoom(Number(zoom.value) + 10));
+$("zoom-fit").addEventListener("click", () => setZoom(fitZoom()));
+let fitted = Boolean(ui.zoom);
+setZoom(ui.zoom ?? 50);
+
+// The zoom at which the presentations fit the stage: its width (three columns) and the height
+// of the window below the toolbar.
+function fitZoom() {
+  const stageEl = $("stage");
+  const width = (name) => Number(getComputedStyle(stageEl.querySelector(`[data-view="${name}"] .frame-box`) ?? stageEl).getPropertyValue("--body-w")) || 420;
+  const natural = width("lock") + width("home") + Math.max(width("island"), width("standby"));
+  const byWidth = (stageEl.clientWidth - 2 * 30 - 12) / natural;
+  const byHeight = (window.innerHeight - stageEl.getBoundingClientRect().top - 60) / 880;
+  const zoom = Math.min(byWidth, Math.max(byHeight, 0.45)) * 100;
+  return Math.max(25, Math.min(100, Math.floor(zoom / 5) * 5));
+}
+
+function remember() {
+  const next = new URLSearchParams(location.search);
+  if (ui.device) next.set("device", ui.device);
+  if (ui.zoom) next.set("zoom", String(ui.zoom));
+  next.set("panel", ui.panel);
+  history.replaceState(null, "", `${location.pathname}?${next}`);
+}
+
+
+function render() {
+  const doc = store.doc;
+  setText($("rev"), store.stream.rev === null ? "rev –" : `rev ${store.stream.rev}`);
+  // Nothing is drawn until the island's collections have arrived (one render, not several).
+  if (!store.ready && !firstIsland) return;
+  const devices = Object.values(doc.devices).sort((a, b) => a.id.localeCompare(b.id));
+  $("stage-empty").hidden = devices.length > 0;
+  if (!devices.length) return;
+  if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
+  const device = doc.devices[ui.device];
+  renderDeviceBar(devices, device);
+  const animate = device.scene?.animations?.enabled !== false && !reducedMotion();
+  document.body.classList.toggle("always-on", device.scene?.animations?.enabled === false);
+  stage.update({ device, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks, animate, now: store.clock.now() });
+  store.wantWidgets(deviceWidgetIds(device, doc.stacks).slice(0, 56));
+  if (!firstIsland && store.ready) firstIslandDrawn();
+  if (!fitted) {
+    fitted = true;
+    setZoom(fitZoom());
+  }
+  if (panels) {
+    panels.clock.update(doc);
+    if (ui.panel === "relevance") panels.relevance.update(doc, device);
+    if (ui.panel === "composer") panels.composer.update(doc);
+    if (ui.panel === "apns") panels.apns.update(doc);
+    panels.warnings.update(doc, device);
+  }
+  tick();
+}
+
+// The device tabs, the selected device's heading and its settings.
+function renderDeviceBar(devices, device) {
+  reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
+    h("span", { class: "tab-title" }), h("span", { class: "tab-sub" })), (el, d) => {
+    setText(el.firstElementChild, modelName(d.model));
+    setText(el.lastElementChild, d.id);
+    setAttr(el, "aria-selected", String(d.id === ui.device));
+    el.tabIndex = d.id === ui.device ? 0 : -1;
+  });
+  setText($("device-title"), modelName(device.model));
+  setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
+  appearance.set(device.appearance);
+  for (const name of ["locked", "standby", "nightMode"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+}
+
+// Measured by the browser tests (BENCHMARKS.md): time and bytes until the first island. Then
+// the rest loads: the selected device's widgets and the operator panels.
+function firstIslandDrawn() {
+  firstIsland = true;
+  performance.mark("islet:first-island");
+  document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
+  document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
+  // Two frames later the island has been painted; only then does the rest start loading.
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark("islet:first-island-painted");
+    store.enableWidgets();
+    loadPanels();
+  }));
+}
+
+// Every second: clocks, status bars and countdowns extrapolate the simulated time.
+function tick() {
+  const now = store.clock.now();
+  setText($("sim-time"), clockText(now));
+  const clock = store.doc.clock;
+  setText($("sim-mode"), !clock ? "" : clock.mode === "wall" ? "wall" : clock.rate === 0 ? "paused" : `${clock.rate}×`);
+  stage.tick(now);
+  panels?.clock.tick();
+  for (const el of document.querySelectorAll("#stage [data-countdown-to]")) {
+    if (el.dataset.paused === "true") continue;
+    const end = Date.parse(el.dataset.countdownTo);
+    if (Number.isFinite(end)) setText(el, durationText(Math.ceil((end - now) / 1000)));
+  }
+}
+
+store.addEventListener("render", render);
+setInterval(tick, 1000);
+
+// For harnesses and the browser tests: read-only handles (see docs/browser-client.md).
+window.isletDashboard = { store, stream: store.stream, stage, panels: null };

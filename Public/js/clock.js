@@ -1,0 +1,80 @@
+// Simulated time. The document's /clock changes only at revisions, so the current simulated
+// instant is extrapolated from `now` and `rate` since the revision was received (docs/API.md).
+// Islet's instants are UTC, and the simulated iPhones show UTC wall time.
+
+export class SimClock {
+  constructor() {
+    this.clock = null;
+    this.receivedAt = 0;
+  }
+
+  /** Takes a new /clock value (ignores an unchanged one, keeping the extrapolation anchor). */
+  update(clock) {
+    if (!clock || clock === this.clock) return;
+    this.clock = clock;
+    this.anchor = Date.parse(clock.now);
+    this.receivedAt = performance.now();
+  }
+
+  get rate() {
+    if (!this.clock) return 0;
+    return this.clock.mode === "wall" ? 1 : this.clock.rate;
+  }
+
+  /** The simulated instant now, in milliseconds since the Unix epoch. */
+  now() {
+    if (!this.clock) return Date.now();
+    return this.anchor + (performance.now() - this.receivedAt) * this.rate;
+  }
+}
+
+const pad = (n) => String(n).padStart(2, "0");
+const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** `8:05` (iPhone status bar and Lock Screen style, 24-hour, no leading zero). */
+export const timeText = (ms) => {
+  const d = new Date(ms);
+  return `${d.getUTCHours()}:${pad(d.getUTCMinutes())}`;
+};
+
+/** `08:05:09`. */
+export const clockText = (ms) => {
+  const d = new Date(ms);
+  return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+};
+
+/** `Sunday 22 November`. */
+export const dateText = (ms) => {
+  const d = new Date(ms);
+  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+};
+
+/** `Sun 22`. */
+export const shortDateText = (ms) => {
+  const d = new Date(ms);
+  return `${WEEKDAYS[d.getUTCDay()].slice(0, 3)} ${d.getUTCDate()}`;
+};
+
+/** `2026-11-22T08:05:00Z` (RFC 3339, whole seconds). */
+export const isoText = (ms) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+
+/** The value of an `<input type="datetime-local">` for an instant (UTC). */
+export const localInputValue = (ms) => new Date(ms).toISOString().slice(0, 19);
+
+/** `m:ss` or `h:mm:ss`, like the server's templates. */
+export function durationText(seconds) {
+  const total = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+}
+
+/** `in 4 min`, `12 s ago`, for deliveries and schedules. */
+export function relativeText(ms, now) {
+  const delta = Math.round((ms - now) / 1000);
+  const abs = Math.abs(delta);
+  const unit = abs < 90 ? `${abs} s` : abs < 5400 ? `${Math.round(abs / 60)} min` : `${Math.round(abs / 3600)} h`;
+  return delta >= 0 ? `in ${unit}` : `${unit} ago`;
+}

@@ -1,0 +1,337 @@
+// islet-stream.js — a dependency-free client for Islet's `islet.v1` WebSocket stream.
+//
+// It connects, subscribes to JSON Pointer paths, keeps one value per subscription (the
+// snapshot, then every RFC 6902 patch applied in order), reconnects with exponential backoff
+// and jitter, resumes each subscription with `since {epoch, rev}`, and handles `resync`.
+// Values are immutable: a patch copies only the containers on the paths it changes, so a
+// subtree that did not change keeps its identity (`old === new`) and views can skip it.
+// Works in browsers and in Node 22+ (global WebSocket). Documented in docs/browser-client.md.
+
+import { PatchError, applyPatch, getPointer, parsePointer } from "./json-patch.js";
+
+export { PatchError, applyPatch, jsonEqual, parsePointer, formatPointer, getPointer } from "./json-patch.js";
+
+class StreamEvent extends Event {
+  constructor(type, detail) {
+    super(type);
+    this.detail = detail;
+  }
+}
+
+const isWithin = (path, base) => path === base || (path.startsWith(base) && path[base.length] === "/") || base === "";
+
+/** One subscription: its path, current value (`null` when absent) and the revision it reflects. */
+export class Subscription {
+  constructor(stream, id, path) {
+    this.stream = stream;
+    this.id = id;
+    this.path = path;
+    this.value = null;
+    this.rev = null;
+    this.epoch = null;
+    this.synced = false;
+  }
+
+  unsubscribe() { this.stream.unsubscribe(this); }
+}
+
+/**
+ * A connection to `/v1/stream` that survives restarts.
+ *
+ * Events (each an `Event` with a `detail`): `connection` {state, previous, retryIn?},
+ * `hello` {epoch, rev, server, limits}, `snapshot` {sub, rev, reason?}, `patch` {rev, ops, sub?},
+ * `resync` {reason}, `change` {rev, subs: [Subscription]}, `error` {error}.
+ * States: `connecting`, `resyncing` (open, some subscriptions waiting for a snapshot), `live`,
+ * `offline` (waiting to reconnect), `closed` (after {@link IsletStream#close}).
+ */
+export class IsletStream extends EventTarget {
+  constructor(options = {}) {
+    super();
+    const location = globalThis.location;
+    const scheme = location?.protocol === "https:" ? "wss:" : "ws:";
+    this.url = options.url ?? `${scheme}//${location?.host}/v1/stream`;
+    if (options.token) this.url += (this.url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(options.token);
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.backoff = { initial: 250, max: 8000, factor: 2, jitter: 0.5, ...options.backoff };
+    this.pingInterval = options.pingInterval ?? 15000;
+    this.random = options.random ?? Math.random;
+    this.state = "closed";
+    this.epoch = null;
+    this.rev = null;
+    this.server = null;
+    this.subscriptions = new Map();
+    this.stats = { bytesReceived: 0, messages: 0, patches: 0, snapshots: 0, resyncs: 0, connects: 0 };
+    this.pending = new Map();
+    this.nextId = 1;
+    this.attempt = 0;
+    this.socket = null;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.encoder = new TextEncoder();
+  }
+
+  /** Opens the connection (and keeps reopening it until {@link close}). */
+  connect() {
+    if (this.socket || this.retryTimer) return this;
+    this.closing = false;
+    this.open();
+    return this;
+  }
+
+  /** Closes for good: no reconnect. Pending commands are rejected. */
+  close() {
+    this.closing = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.socket?.close(1000);
+    this.setState("closed");
+  }
+
+  /** Subscribes to `path` (a JSON Pointer); returns the {@link Subscription}. */
+  subscribe(path, { id } = {}) {
+    parsePointer(path);
+    const sub = new Subscription(this, id ?? `s${this.nextId++}`, path);
+    if (this.subscriptions.has(sub.id)) throw new Error(`subscription ${sub.id} exists`);
+    this.subscriptions.set(sub.id, sub);
+    if (this.isOpen) this.sendSubscribe(sub);
+    this.updateState();
+    return sub;
+  }
+
+  /** Stops a subscription (by object or id). */
+  unsubscribe(subOrId) {
+    const id = typeof subOrId === "string" ? subOrId : subOrId.id;
+    if (!this.subscriptions.delete(id)) return;
+    if (this.isOpen) this.send({ op: "unsubscribe", id });
+    this.updateState();
+  }
+
+  /**
+   * Sends commands over the stream (once connected); resolves with the ack `{rev, results}`,
+   * rejects with the error, or when the connection closes before the ack.
+   */
+  command(commands) {
+    if (this.state === "closed") return Promise.reject(new Error("stream closed"));
+    if (!this.isOpen) {
+      return new Promise((resolve, reject) => {
+        this.addEventListener("hello", () => this.command(commands).then(resolve, reject), { once: true });
+      });
+    }
+    const id = `c${this.nextId++}`;
+    this.send({ op: "command", id, commands });
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  /** The value at `pointer`, read from the subscription that covers it most closely. */
+  get(pointer) {
+    let best = null;
+    for (const sub of this.subscriptions.values()) {
+      if (isWithin(pointer, sub.path) && sub.synced && (!best || sub.path.length > best.path.length)) best = sub;
+    }
+    if (!best) return undefined;
+    return getPointer(best.value, pointer.slice(best.path.length));
+  }
+
+  /** True when every subscription holds a value. */
+  get synced() {
+    for (const sub of this.subscriptions.values()) if (!sub.synced) return false;
+    return true;
+  }
+
+  get isOpen() { return this.socket?.readyState === 1 && this.server !== null; }
+
+  // -- connection -----------------------------------------------------------------------
+
+  open() {
+    this.retryTimer = null;
+    this.setState("connecting");
+    let socket;
+    try { socket = new this.WebSocket(this.url, "islet.v1"); } catch (error) {
+      this.emit("error", { error });
+      this.scheduleReconnect();
+      return;
+    }
+    this.socket = socket;
+    this.server = null;
+    socket.onmessage = (event) => this.receive(event.data);
+    socket.onclose = () => this.closed(socket);
+    socket.onerror = () => {};
+  }
+
+  closed(socket) {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    this.server = null;
+    clearInterval(this.pingTimer);
+    for (const { reject } of this.pending.values()) reject(new Error("connection closed"));
+    this.pending.clear();
+    for (const sub of this.subscriptions.values()) sub.awaiting = false;
+    if (this.closing) return;
+    this.scheduleReconnect();
+  }
+
+  scheduleReconnect() {
+    const { initial, max, factor, jitter } = this.backoff;
+    const ceiling = Math.min(max, initial * factor ** this.attempt);
+    const delay = Math.round(ceiling * (1 - jitter * this.random()));
+    this.attempt += 1;
+    this.retryTimer = setTimeout(() => this.open(), delay);
+    this.setState("offline", { retryIn: delay });
+  }
+
+  /** Reconnects now instead of waiting for the backoff timer (e.g. a "retry" button). */
+  retryNow() {
+    if (this.state !== "offline") return;
+    clearTimeout(this.retryTimer);
+    this.open();
+  }
+
+  send(message) { this.socket.send(JSON.stringify(message)); }
+
+  sendSubscribe(sub) {
+    const message = { op: "subscribe", id: sub.id, path: sub.path };
+    // Resume only from a value we hold exactly: every revision up to sub.rev applied, none after.
+    if (sub.synced && sub.epoch !== null && sub.rev !== null) message.since = { epoch: sub.epoch, rev: sub.rev };
+    sub.synced = false;
+    sub.awaiting = true;
+    this.send(message);
+  }
+
+  setState(state, extra = {}) {
+    const previous = this.state;
+    this.state = state;
+    if (previous !== state || extra.retryIn !== undefined) this.emit("connection", { state, previous, ...extra });
+  }
+
+  updateState() {
+    if (!this.isOpen) return;
+    this.setState(this.synced ? "live" : "resyncing");
+  }
+
+  emit(type, detail) { this.dispatchEvent(new StreamEvent(type, detail)); }
+
+  // -- messages -------------------------------------------------------------------------
+
+  receive(data) {
+    this.stats.messages += 1;
+    this.stats.bytesReceived += typeof data === "string" ? this.encoder.encode(data).length : data.byteLength ?? 0;
+    let message;
+    try { message = JSON.parse(data); } catch (error) {
+      this.emit("error", { error });
+      return;
+    }
+    const handler = this.handlers[message.type];
+    if (handler) handler.call(this, message);
+  }
+
+  handlers = {
+    hello(message) {
+      this.server = message.server;
+      this.epoch = message.epoch;
+      this.rev = message.rev;
+      this.attempt = 0;
+      this.stats.connects += 1;
+      this.emit("hello", message);
+      for (const sub of this.subscriptions.values()) this.sendSubscribe(sub);
+      clearInterval(this.pingTimer);
+      if (this.pingInterval > 0) this.pingTimer = setInterval(() => this.isOpen && this.send({ op: "ping", id: "keepalive" }), this.pingInterval);
+      this.updateState();
+    },
+    snapshot(message) {
+      const sub = this.subscriptions.get(message.sub);
+      if (!sub) return;
+      this.stats.snapshots += 1;
+      sub.value = message.value;
+      sub.rev = message.rev;
+      sub.epoch = message.epoch;
+      sub.synced = true;
+      sub.awaiting = false;
+      this.epoch = message.epoch;
+      this.rev = Math.max(this.rev ?? 0, message.rev);
+      this.emit("snapshot", { sub, rev: message.rev, reason: message.reason });
+      this.emit("change", { rev: this.rev, subs: [sub] });
+      this.updateState();
+    },
+    subscribed(message) {
+      const sub = this.subscriptions.get(message.sub);
+      if (!sub) return;
+      sub.synced = true;
+      sub.awaiting = false;
+      this.emit("snapshot", { sub, rev: sub.rev, resumed: true });
+      this.updateState();
+    },
+    patch(message) {
+      this.stats.patches += 1;
+      const targets = message.sub ? [this.subscriptions.get(message.sub)].filter(Boolean) : [...this.subscriptions.values()];
+      const changed = [];
+      for (const sub of targets) {
+        if (!sub.synced || (sub.rev !== null && message.rev <= sub.rev)) continue;
+        const before = sub.value;
+        try { sub.value = applyToSubscription(sub, message.ops, Boolean(message.sub)); } catch (error) {
+          // The stream broke its contract (or we did): start this subscription afresh.
+          this.emit("error", { error, sub });
+          sub.rev = null;
+          sub.synced = false;
+          if (this.isOpen) this.sendSubscribe(sub);
+          continue;
+        }
+        sub.rev = message.rev;
+        if (sub.value !== before) changed.push(sub);
+      }
+      if (!message.sub) this.rev = Math.max(this.rev ?? 0, message.rev);
+      this.emit("patch", { rev: message.rev, ops: message.ops, sub: message.sub });
+      if (changed.length) this.emit("change", { rev: message.rev, subs: changed });
+      this.updateState();
+    },
+    resync(message) {
+      this.stats.resyncs += 1;
+      for (const sub of this.subscriptions.values()) {
+        sub.synced = false;
+        sub.rev = null;
+      }
+      this.emit("resync", { reason: message.reason });
+      this.updateState();
+    },
+    ack(message) {
+      const waiter = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      waiter?.resolve({ rev: message.rev, results: message.results });
+    },
+    error(message) {
+      const waiter = message.id === null ? undefined : this.pending.get(message.id);
+      if (waiter) {
+        this.pending.delete(message.id);
+        waiter.reject(Object.assign(new Error(message.error?.message ?? "error"), message.error));
+      } else {
+        this.emit("error", { error: message.error, id: message.id });
+      }
+    },
+    unsubscribed() {},
+    pong() {},
+  };
+}
+
+// Applies a patch's operations to one subscription: each operation at or under its path,
+// made relative to it; at the path itself add/replace set the value and remove clears it.
+// In resumed patches (`lenient`) a narrowed remove may name a value that is already absent.
+function applyToSubscription(sub, ops, lenient) {
+  let value = sub.value;
+  const base = sub.path;
+  for (const op of ops) {
+    if (!isWithin(op.path, base)) continue;
+    if (op.from !== undefined && !isWithin(op.from, base)) continue;
+    const relative = op.path.slice(base.length);
+    if (relative === "") {
+      if (op.op === "remove") value = null;
+      else if (op.op === "add" || op.op === "replace") value = op.value;
+      else value = applyPatch(value, [{ ...op, path: "", from: op.from?.slice(base.length) }]);
+      continue;
+    }
+    if (lenient && op.op === "remove" && getPointer(value, relative) === undefined) continue;
+    if (value === null) throw new PatchError(`${op.op} ${op.path} under ${base}, which does not exist`);
+    const relativeOp = { ...op, path: relative };
+    if (op.from !== undefined) relativeOp.from = op.from.slice(base.length);
+    value = applyPatch(value, [relativeOp]);
+  }
+  return value;
+}

@@ -1,0 +1,130 @@
+"""The dashboard as a whole on the demo scenario: it loads without console errors, draws every
+presentation of every demo iPhone, and is operable by keyboard with labelled controls,
+sufficient contrast and reduced motion honoured."""
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from support import open_dashboard, wait_for
+
+VIEWS = ("island", "lock", "standby", "home")
+
+
+@pytest.fixture
+def demo(start_server):
+    return start_server(demo="always")
+
+
+def test_page_loads_without_console_errors_and_draws_every_device(browser, demo):
+    open_dashboard(browser, demo)
+    devices = sorted(demo.state("/devices"))
+    tabs = [t.get_attribute("data-id") for t in browser.find_elements(By.CSS_SELECTOR, "#device-tabs [role=tab]")]
+    assert tabs == devices and len(devices) == 3
+    for device in devices:
+        browser.find_element(By.CSS_SELECTOR, f'#device-tabs [data-id="{device}"]').click()
+        wait_for(browser, lambda d: d.execute_script("return document.getElementById('device-meta').textContent").startswith(device))
+        scene = demo.state(f"/devices/{device}/scene")
+        # Lock Screen: the scene's activities, in order.
+        wait_for(browser, lambda d: d.execute_script(
+            "return [...document.querySelectorAll('[data-view=\"lock\"] .la-card')].map(c => c.dataset.activity)") == scene["lockScreen"]["activities"])
+        # Home Screen: the stack shows its top, once the device's widgets have arrived.
+        top = scene["home"]["stacks"][0]["top"]
+        wait_for(browser, lambda d: d.execute_script(
+            "return document.querySelector('[data-view=\"home\"] .stack .widget.is-top')?.dataset.widget") == top)
+        wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('#stage .widget.is-loading').length") == 0)
+        for view in VIEWS:
+            box = browser.find_element(By.CSS_SELECTOR, f'[data-view="{view}"] .frame-box')
+            assert box.size["width"] > 100 and box.size["height"] > 100
+    # Every operator panel renders when chosen.
+    for panel in ("clock", "relevance", "composer", "apns", "diff", "warnings"):
+        browser.find_element(By.ID, f"tab-{panel}").click()
+        wait_for(browser, lambda d: d.find_element(By.ID, f"panel-{panel}").is_displayed())
+    assert browser.execute_script("return document.getElementById('conn').dataset.state") == "live"
+    assert browser.execute_script("return document.getElementById('rev').textContent").startswith("rev ")
+
+
+ACCESSIBLE_NAME = """
+const unnamed = [];
+for (const el of document.querySelectorAll('button, input, select, textarea, [role=button], [role=tab], [role=switch]')) {
+  if (el.closest('[hidden], .layout-lab, [inert]') || el.type === 'hidden') continue;
+  const labelled = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')
+    || (el.id && document.querySelector(`label[for="${CSS.escape(el.id)}"]`)) || el.closest('label')
+    || (['BUTTON'].includes(el.tagName) || el.getAttribute('role')) && el.textContent.trim();
+  if (!labelled) unnamed.push(el.outerHTML.slice(0, 120));
+}
+return unnamed;
+"""
+
+CONTRAST = """
+const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null; const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number); return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 }; };
+const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const background = (el) => {
+  for (let e = el; e; e = e.parentElement) {
+    const s = getComputedStyle(e);
+    if (s.backgroundImage !== 'none') return null;
+    const c = parse(s.backgroundColor);
+    if (c && c.a >= 0.95) return c;
+  }
+  return { r: 255, g: 255, b: 255, a: 1 };
+};
+const failures = [];
+for (const root of arguments[0].map((s) => document.querySelector(s))) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (!walker.currentNode.data.trim() || !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+    const s = getComputedStyle(el);
+    const fg = parse(s.color), bg = background(el);
+    if (!fg || !bg || fg.a < 1) continue;
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const large = parseFloat(s.fontSize) >= 18.66 || (parseFloat(s.fontSize) >= 14 && Number(s.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) failures.push(`${ratio.toFixed(2)} ${el.tagName}.${el.className}: ${walker.currentNode.data.trim().slice(0, 40)}`);
+  }
+}
+return failures;
+"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_controls_are_labelled_and_text_has_contrast(browser, demo, scheme):
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    open_dashboard(browser, demo)
+    for panel in ("clock", "relevance", "composer", "apns", "diff", "warnings"):
+        browser.find_element(By.ID, f"tab-{panel}").click()
+        wait_for(browser, lambda d: d.find_element(By.ID, f"panel-{panel}").is_displayed())
+        assert browser.execute_script(ACCESSIBLE_NAME) == [], f"unlabelled controls in {panel}"
+        failures = browser.execute_script(CONTRAST, [".topbar", ".stage-toolbar", f"#panel-{panel}", ".panel-tabs", ".presentation figcaption"])
+        assert failures == [], f"low contrast in {panel} ({scheme}):\n" + "\n".join(failures)
+
+
+def test_keyboard_reaches_and_operates_the_controls(browser, demo):
+    open_dashboard(browser, demo)
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    reached = []
+    for _ in range(40):
+        reached.append(browser.execute_script(
+            "const e = document.activeElement; return e.id || e.dataset.id || e.getAttribute('aria-label') || e.textContent.trim().slice(0, 20)"))
+        browser.switch_to.active_element.send_keys(Keys.TAB)
+    for expected in ("iphone-15-pro", "appearance-light", "toggle-locked", "zoom", "tab-clock", "clock-mode-virtual"):
+        assert expected in reached, f"{expected} not reachable by Tab: {reached}"
+    # Tabs follow the arrow keys (WAI-ARIA), and the panel follows the tab.
+    browser.find_element(By.ID, "tab-clock").send_keys(Keys.ARROW_RIGHT)
+    wait_for(browser, lambda d: d.find_element(By.ID, "panel-relevance").is_displayed())
+    assert browser.switch_to.active_element.get_attribute("id") == "tab-relevance"
+    # Focus is visible.
+    outline = browser.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    # Device tabs move with the arrow keys too, and change the device shown.
+    browser.find_element(By.CSS_SELECTOR, '#device-tabs [data-id="iphone-15-pro"]').send_keys(Keys.ARROW_RIGHT)
+    wait_for(browser, lambda d: d.execute_script("return document.getElementById('device-meta').textContent").startswith("iphone-16-pro-max"))
+
+
+def test_reduced_motion_turns_the_morph_off(browser, demo):
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    open_dashboard(browser, demo)
+    durations = browser.execute_script(
+        "return getComputedStyle(document.querySelector('[data-view=\"island\"] .island-pill')).transitionDuration")
+    assert all(float(part.strip().rstrip("s")) < 0.01 for part in durations.split(","))

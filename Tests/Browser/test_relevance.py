@@ -1,0 +1,71 @@
+"""The relevance panel: dragging a weight shows the trial forecast next to the current one,
+applying it changes the stack's top on the Home Screen, and per-stack overrides work."""
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from support import open_dashboard, stack_world, wait_for
+
+stack_top = lambda d: d.execute_script("return document.querySelector('[data-view=\"home\"] .stack')?.dataset.top")
+top_row = lambda d: d.execute_script("return document.querySelector('#panel-relevance tr.is-top th')?.textContent")
+
+
+def slide(browser, key: str, steps: int, direction=Keys.ARROW_LEFT):
+    slider = browser.find_element(By.CSS_SELECTOR, f'#panel-relevance input[data-key="{key}"]')
+    slider.send_keys(direction * steps)
+    return slider
+
+
+def test_weight_sliders_change_the_stack_top(browser, server):
+    stack_world(server)
+    open_dashboard(browser, server, zoom=60, panel="relevance")
+    wait_for(browser, lambda d: stack_top(d) == "w-news", message="news should be on top with habit weight 1")
+    wait_for(browser, lambda d: (top_row(d) or "").startswith("News"))
+    # The 24-hour chart of the current weights.
+    wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('#panel-relevance .lane-now rect').length") > 0)
+
+    # Drag habit from 1.00 to 0.00 with the keyboard (step 0.05): a trial, not yet applied.
+    slider = slide(browser, "w:habit", 20)
+    assert slider.get_attribute("value") == "0"
+    wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('#panel-relevance .lane-trial rect').length") > 0,
+             message="the trial forecast lane never appeared")
+    trial_top = browser.execute_script("return document.querySelector('#panel-relevance .lane-trial rect').dataset.widget")
+    assert trial_top == "w-weather"
+    assert stack_top(browser) == "w-news", "a trial must not change the live stack"
+    assert server.state("/relevance/weights")["habit"] == 1
+
+    browser.execute_script("""
+        window.__rotation = [];
+        const animate = Element.prototype.animate;
+        Element.prototype.animate = function (...args) {
+          if (this.closest('.stack')) window.__rotation.push(this.dataset.widget);
+          return animate.apply(this, args);
+        };
+    """)
+    browser.find_element(By.XPATH, "//section[@id='panel-relevance']//button[normalize-space()='Apply']").click()
+    wait_for(browser, lambda d: stack_top(d) == "w-weather", message="applying the weights did not change the top")
+    # The rotation animates: the old top leaves and the new one comes in.
+    assert sorted(browser.execute_script("return window.__rotation")) == ["w-news", "w-weather"]
+    wait_for(browser, lambda d: (top_row(d) or "").startswith("Weather"))
+    assert server.state("/relevance/weights")["habit"] == 0
+    assert server.state("/stacks/phone.home/top") == "w-weather"
+    # The trial lane goes away once applied.
+    wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('#panel-relevance .lane-trial').length") == 0)
+
+
+def test_stack_override_applies_on_release(browser, server):
+    stack_world(server)
+    open_dashboard(browser, server, zoom=60, panel="relevance")
+    wait_for(browser, lambda d: stack_top(d) == "w-news")
+    browser.find_element(By.CSS_SELECTOR, 'label[for="rel-scope-stack"]').click()
+    wait_for(browser, lambda d: d.execute_script("return document.getElementById('rel-scope-stack').checked"))
+    browser.find_element(By.CSS_SELECTOR, 'label[for="rel-live"]').click()
+    slider = slide(browser, "w:habit", 20)  # habit 1 → 0 for this stack only
+    slider.send_keys(Keys.TAB)  # the release (change event) applies it at once
+    wait_for(browser, lambda d: stack_top(d) == "w-weather")
+    relevance = server.state("/stacks/phone.home/relevance")
+    assert relevance["weights"]["habit"] == 0 and relevance["overrides"], relevance
+    assert server.state("/relevance/weights")["habit"] == 1, "the global weights are untouched"
+    # Clearing the overrides brings the global weights (and news) back.
+    browser.find_element(By.XPATH, "//section[@id='panel-relevance']//button[normalize-space()='Clear overrides']").click()
+    wait_for(browser, lambda d: stack_top(d) == "w-news")
