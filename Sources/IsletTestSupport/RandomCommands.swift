@@ -17,10 +17,12 @@ public struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Random command batches over a small world (3 devices, 3 apps, 8 activity ids), from a
-/// seed (a copy of IsletCoreTests' generator for server tests; the clock stays paused: `clock.set`
-/// only ever sets rate 0). Some commands are invalid on purpose (unknown ids, limits, ended activities) so that
-/// rejected batches are exercised too.
+/// Random command batches over a small world (3 devices, 3 apps, 8 activity ids, and with
+/// `widgets` 8 widget ids and 2 stacks), from a seed. Some commands are invalid on purpose
+/// (unknown ids, limits, ended activities) so that rejected batches are exercised too.
+///
+/// Server tests keep the default `clockRates` of `[0]`: a running virtual clock would make
+/// their outcome depend on the wall clock.
 public struct RandomCommands {
     public var random: SplitMix64
     public let devices = ["d1", "d2", "d3"]
@@ -28,9 +30,21 @@ public struct RandomCommands {
     public let apps = ["coffee", "ride", "sports"]
     public let activities = (1...8).map { "x\($0)" }
     public let types = ["CoffeeDeliveryAttributes", "RideShareAttributes", "SportsScoreAttributes"]
+    public let widgets = (1...8).map { "g\($0)" }
+    public let kinds = ["weather", "news", "music"]
+    public let families = ["systemSmall", "systemSmall", "systemMedium", "accessoryCircular"]
+    public let stackIDs = ["st1", "st2"]
 
-    public init(seed: UInt64) {
+    /// Whether setUp makes widgets and a stack, and commands include widget, stack, relevance
+    /// and shortcut commands.
+    public let includesWidgets: Bool
+    /// The rates `clock.set` picks from.
+    public let clockRates: [Double]
+
+    public init(seed: UInt64, widgets: Bool = false, clockRates: [Double] = [0]) {
         self.random = SplitMix64(seed: seed)
+        self.includesWidgets = widgets
+        self.clockRates = clockRates
     }
 
     public mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self.random) }
@@ -39,9 +53,24 @@ public struct RandomCommands {
 
     /// The world's fixtures: every device and app.
     public func setUp() -> [JSONValue] {
-        self.devices.enumerated().map { index, id in
-            ["type": "device.upsert", "id": .string(id), "model": .string(self.models[index])]
-        } + self.apps.map { ["type": "app.upsert", "id": .string($0), "foreground": true] }
+        let world: [JSONValue] =
+            self.devices.enumerated().map { index, id in
+                ["type": "device.upsert", "id": .string(id), "model": .string(self.models[index])]
+            } + self.apps.map { ["type": "app.upsert", "id": .string($0), "foreground": true] }
+        guard self.includesWidgets else { return world }
+        return world
+            + self.widgets.prefix(4).map { id in
+                [
+                    "type": "widget.upsert", "id": .string(id), "app": "coffee", "kind": "weather",
+                    "family": "systemSmall", "device": "d1",
+                ]
+            }
+            + [
+                [
+                    "type": "stack.upsert", "id": "st1", "device": "d1", "family": "systemSmall",
+                    "widgets": ["g1", "g2", "g3"],
+                ]
+            ]
     }
 
     public mutating func batch(now: Instant) -> [JSONValue] {
@@ -49,7 +78,9 @@ public struct RandomCommands {
     }
 
     public mutating func command(now: Instant) -> JSONValue {
-        switch self.int(0...99) {
+        let roll = self.int(0...(self.includesWidgets ? 139 : 99))
+        if roll >= 100 { return self.widgetCommand(now: now, roll - 100) }
+        switch roll {
         case 0..<22: return self.request(now: now)
         case 22..<50: return self.update(now: now)
         case 50..<58: return self.end(now: now)
@@ -60,7 +91,7 @@ public struct RandomCommands {
         case 78..<86: return ["type": "clock.advance", "seconds": .number(Double(self.int(0...5400)))]
         case 86..<90: return self.configSet()
         case 90..<94: return self.templatePut()
-        default: return ["type": "clock.set", "rate": 0]
+        default: return ["type": "clock.set", "rate": .number(self.pick(self.clockRates))]
         }
     }
 
@@ -161,6 +192,93 @@ public struct RandomCommands {
             "target": .string("activity:" + self.pick(self.types)),
             "slot": .string(self.pick(["lockScreen", "compactTrailing", "expandedHeight"])),
             "html": .string(self.pick(["<b>{{state.status}}</b>", "{{state.n}}", "120"])),
+        ]
+    }
+}
+
+/// Widget, stack, relevance and shortcut commands (some invalid on purpose).
+extension RandomCommands {
+    private mutating func widgetCommand(now: Instant, _ roll: Int) -> JSONValue {
+        switch roll {
+        case 0..<6: return self.widgetUpsert()
+        case 6..<16: return self.setTimeline(now: now)
+        case 16..<20:
+            return [
+                "type": "widget.reload", "id": .string(self.pick(self.widgets)),
+                "reason": .string(self.pick(["app", "push", "foreground", "intent"])),
+            ]
+        case 20..<26:
+            return [
+                "type": "widget.interact", "id": .string(self.pick(self.widgets)),
+                "action": .string(self.pick(["view", "tap", "control"])), "target": "t",
+                "at": .string(now.adding(seconds: -Double(self.int(0...200_000))).rfc3339),
+            ]
+        case 26..<28: return ["type": "widget.delete", "id": .string(self.pick(self.widgets))]
+        case 28..<32:
+            let members = (0..<self.int(0...4)).map { _ in JSONValue.string(self.pick(self.widgets)) }
+            return [
+                "type": "stack.upsert", "id": .string(self.pick(self.stackIDs)),
+                "device": .string(self.pick(["d1", "d2"])),
+                "family": "systemSmall", "widgets": .array(members), "smartRotate": .bool(self.chance(80)),
+            ]
+        case 32..<33: return ["type": "stack.delete", "id": .string(self.pick(self.stackIDs))]
+        case 33..<37:
+            let feature = self.pick(["habit", "timeline", "freshness", "rotationPenalty"])
+            var command: JSONObject = [
+                "type": "relevance.setWeights",
+                "weights": .object(JSONObject([(feature, JSONValue.number(Double(self.int(-2...3))))])),
+                "minDwellSeconds": .number(Double(self.pick([0, 300, 900]))),
+            ]
+            if self.chance(50) { command["stack"] = .string(self.pick(self.stackIDs)) }
+            return .object(command)
+        case 37..<38:
+            return [
+                "type": "shortcut.upsert", "app": .string(self.pick(self.apps)), "id": .string(self.pick(["a", "b"])),
+                "phrases": ["Go with ${applicationName}"],
+                "intent": [
+                    "type": "liveActivity", "attributesType": "TimerAttributes", "content": ["state": ["n": 1]],
+                ],
+            ]
+        default:
+            return [
+                "type": "shortcut.run", "app": .string(self.pick(self.apps)), "id": .string(self.pick(["a", "b"])),
+            ]
+        }
+    }
+
+    private mutating func widgetUpsert() -> JSONValue {
+        var command: JSONObject = [
+            "type": "widget.upsert", "id": .string(self.pick(self.widgets)), "app": .string(self.pick(self.apps)),
+            "kind": .string(self.pick(self.kinds)),
+        ]
+        if self.chance(70) { command["family"] = .string(self.pick(self.families)) }
+        if self.chance(60) { command["device"] = .string(self.pick(["d1", "d2", ""])) }
+        if self.chance(20) { command["url"] = "app://x" }
+        return .object(command)
+    }
+
+    private mutating func setTimeline(now: Instant) -> JSONValue {
+        var offset = Double(self.int(-3600...600))
+        let entries: [JSONValue] = (0..<self.int(0...6)).map { _ in
+            offset += Double(self.int(0...2400))
+            var entry: JSONObject = [
+                "date": .string(now.adding(seconds: offset).rfc3339),
+                "content": ["temperature": .number(Double(self.int(-5...30))), "headline": "News"],
+            ]
+            if self.chance(80) {
+                entry["relevance"] = [
+                    "score": .number(Double(self.int(0...100))),
+                    "duration": .number(Double(self.pick([0, 600, 3600]))),
+                ]
+            }
+            return .object(entry)
+        }
+        let policy: JSONValue =
+            self.chance(70)
+            ? "atEnd" : (self.chance(50) ? "never" : ["after": .string(now.adding(seconds: 1800).rfc3339)])
+        return [
+            "type": "widget.setTimeline", "id": .string(self.pick(self.widgets)), "entries": .array(entries),
+            "policy": policy,
         ]
     }
 }

@@ -38,19 +38,8 @@ public final class CommandLoadGenerator: Sendable {
 
     /// Starts the generator's loop and client context.
     public static func start(logger: Logger) async throws -> CommandLoadGenerator {
-        let loop = try EventLoop(name: "islet-commands", logger: logger)
-        try loop.start()
         let state = State()
-        do {
-            try await loop.submit {
-                state.pool = try WebSocketClientPool(loop: loop, logger: logger)
-                state.pool?.delegate = state
-            }
-        } catch {
-            loop.execute { loop.stop() }
-            _ = await loop.terminated()
-            throw error
-        }
+        let loop = try await state.startLoop(name: "islet-commands", logger: logger)
         return CommandLoadGenerator(loop: loop, state: state)
     }
 
@@ -126,17 +115,11 @@ public final class CommandLoadGenerator: Sendable {
 
     /// Closes every connection and stops the loop.
     public func stop() async -> Bool {
-        let state = self.state
-        let loop = self.loop
-        loop.execute {
-            guard let pool = state.pool else { return loop.stop() }
-            pool.shutdown(gracePeriod: .seconds(5)) { loop.stop() }
-        }
-        return await loop.terminated().isClean
+        await self.state.stop(self.loop)
     }
 
     /// Loop-confined.
-    private final class State: WebSocketClientDelegate, @unchecked Sendable {
+    private final class State: LoadGeneratorState, @unchecked Sendable {
         var pool: WebSocketClientPool?
         var measurement = Measurement()
         var expected = 0

@@ -28,19 +28,8 @@ public final class EchoLoadGenerator: Sendable {
 
     /// Starts the generator's loop and client context.
     public static func start(compression: Bool, logger: Logger) async throws -> EchoLoadGenerator {
-        let loop = try EventLoop(name: "islet-echo-load", logger: logger)
-        try loop.start()
         let state = State()
-        do {
-            try await loop.submit {
-                state.pool = try WebSocketClientPool(loop: loop, logger: logger, compression: compression)
-                state.pool?.delegate = state
-            }
-        } catch {
-            loop.execute { loop.stop() }
-            _ = await loop.terminated()
-            throw error
-        }
+        let loop = try await state.startLoop(name: "islet-echo-load", compression: compression, logger: logger)
         return EchoLoadGenerator(loop: loop, state: state)
     }
 
@@ -89,17 +78,11 @@ public final class EchoLoadGenerator: Sendable {
     /// Closes every connection, destroys the client context and stops the loop. Returns whether
     /// the loop closed cleanly.
     public func stop() async -> Bool {
-        let state = self.state
-        let loop = self.loop
-        loop.execute {
-            guard let pool = state.pool else { return loop.stop() }
-            pool.shutdown(gracePeriod: .seconds(5)) { loop.stop() }
-        }
-        return await loop.terminated().isClean
+        await self.state.stop(self.loop)
     }
 
     /// Loop-confined counters and pool, reachable only from jobs on the generator's loop.
-    private final class State: WebSocketClientDelegate, @unchecked Sendable {
+    private final class State: LoadGeneratorState, @unchecked Sendable {
         var pool: WebSocketClientPool?
         var report = Report()
         var payloads: [[UInt8]] = []

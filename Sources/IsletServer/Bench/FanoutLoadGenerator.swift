@@ -41,19 +41,8 @@ public final class FanoutLoadGenerator: Sendable {
     }
 
     public static func start(logger: Logger) async throws -> FanoutLoadGenerator {
-        let loop = try EventLoop(name: "islet-fanout", logger: logger)
-        try loop.start()
         let state = State()
-        do {
-            try await loop.submit {
-                state.pool = try WebSocketClientPool(loop: loop, logger: logger)
-                state.pool?.delegate = state
-            }
-        } catch {
-            loop.execute { loop.stop() }
-            _ = await loop.terminated()
-            throw error
-        }
+        let loop = try await state.startLoop(name: "islet-fanout", logger: logger)
         return FanoutLoadGenerator(loop: loop, state: state)
     }
 
@@ -105,17 +94,11 @@ public final class FanoutLoadGenerator: Sendable {
 
     /// Closes every connection and stops the loop.
     public func stop() async -> Bool {
-        let state = self.state
-        let loop = self.loop
-        loop.execute {
-            guard let pool = state.pool else { return loop.stop() }
-            pool.shutdown(gracePeriod: .seconds(5)) { loop.stop() }
-        }
-        return await loop.terminated().isClean
+        await self.state.stop(self.loop)
     }
 
     /// Loop-confined.
-    private final class State: WebSocketClientDelegate, @unchecked Sendable {
+    private final class State: LoadGeneratorState, @unchecked Sendable {
         var pool: WebSocketClientPool?
         var measurement = Measurement()
         var target = ("127.0.0.1", 0)

@@ -27,19 +27,8 @@ public final class StreamLoadGenerator: Sendable {
 
     /// Starts the generator's loop and client context.
     public static func start(logger: Logger) async throws -> StreamLoadGenerator {
-        let loop = try EventLoop(name: "islet-loadgen", logger: logger)
-        try loop.start()
         let state = State()
-        do {
-            try await loop.submit {
-                state.pool = try WebSocketClientPool(loop: loop, logger: logger)
-                state.pool?.delegate = state
-            }
-        } catch {
-            loop.execute { loop.stop() }
-            _ = await loop.terminated()
-            throw error
-        }
+        let loop = try await state.startLoop(name: "islet-loadgen", logger: logger)
         return StreamLoadGenerator(loop: loop, state: state)
     }
 
@@ -74,17 +63,11 @@ public final class StreamLoadGenerator: Sendable {
     /// Closes every stream, destroys the client context and stops the loop. Returns whether
     /// the loop closed cleanly.
     public func stop() async -> Bool {
-        let state = self.state
-        let loop = self.loop
-        loop.execute {
-            guard let pool = state.pool else { return loop.stop() }
-            pool.shutdown(gracePeriod: .seconds(5)) { loop.stop() }
-        }
-        return await loop.terminated().isClean
+        await self.state.stop(self.loop)
     }
 
     /// Loop-confined counters and pool, reachable only from jobs on the generator's loop.
-    private final class State: WebSocketClientDelegate, @unchecked Sendable {
+    private final class State: LoadGeneratorState, @unchecked Sendable {
         var pool: WebSocketClientPool?
         var report = Report()
         var target = ("127.0.0.1", 0)

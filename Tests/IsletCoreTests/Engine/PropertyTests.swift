@@ -1,4 +1,5 @@
 import IsletCore
+import IsletTestSupport
 import Testing
 
 /// Seeded random command sequences at random instants.
@@ -21,7 +22,7 @@ import Testing
     /// revision the patch is applied to a running copy of the document, which must equal the
     /// engine's; a rejected batch must leave the document byte for byte as it was.
     static func run(seed: UInt64, steps: Int = 300) throws -> Run {
-        var generator = CommandGenerator(seed: seed)
+        var generator = RandomCommands(seed: seed, widgets: true, clockRates: [0, 1, 10])
         var engine = Engine(
             renderer: TestRenderer(), at: start, clock: .virtual(now: start, rate: 1, atWall: start))
         var wall = start
@@ -83,7 +84,7 @@ import Testing
         configuration.pushBudgetPerHour = 3
         configuration.lowPriorityDelaySeconds = 90
         var engine = Engine(configuration: configuration, renderer: TestRenderer(), at: start, clock: clock)
-        let generator = CommandGenerator(seed: 99)
+        let generator = RandomCommands(seed: 99, widgets: true, clockRates: [0, 1, 10])
         _ = try engine.apply(generator.setUp(), at: start)
         var batch: [JSONValue] = []
         for index in 0..<30 {

@@ -1,4 +1,5 @@
 import IsletCore
+import IsletTestSupport
 import Testing
 
 /// Engine state → canonical bytes → engine: same document, same next revisions.
@@ -9,7 +10,7 @@ import Testing
     func roundTrip(seed: UInt64) throws {
         let start = PropertyTests.start
         var original = try PropertyTests.busyWorld(clock: .virtual(now: start, rate: 1, atWall: start))
-        var generator = CommandGenerator(seed: seed)
+        var generator = RandomCommands(seed: seed, widgets: true, clockRates: [0, 1, 10])
         var wall = start
         for _ in 0..<60 {
             wall = wall.adding(seconds: Double(generator.int(1...900)))

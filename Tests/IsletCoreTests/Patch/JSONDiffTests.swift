@@ -1,4 +1,5 @@
 import IsletCore
+import IsletTestSupport
 import Testing
 
 @Suite struct JSONDiffTests {
