@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import IsletCore
 import IsletServer
 import Logging
 

@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import IsletCore
-import IsletRender
 import IsletServer
 import Logging
 
@@ -44,15 +42,7 @@ struct BenchRecovery: AsyncParsableCommand {
 
     func run() async throws {
         if !self.snapshotsOnly { try self.recovery() }
-        if self.scaleActivities > 0 {
-            var engine = try BenchWorld.build(activities: self.scaleActivities, apps: 1000)
-            try self.snapshotCosts("\(self.scaleActivities) activities, 1,000 apps, 3 devices", &engine)
-        }
-        if self.scaleWidgets > 0 {
-            var engine = Engine(renderer: MustacheRenderer(), at: BenchWorld.start, clock: BenchWorld.pausedClock)
-            try BenchWidgetWorld.add(to: &engine, .init(widgets: self.scaleWidgets, entries: 24, stagger: false))
-            try self.snapshotCosts("\(self.scaleWidgets) widgets × 24 entries", &engine)
-        }
+        try RecoveryBenchmark.snapshotCosts(activities: self.scaleActivities, widgets: self.scaleWidgets) { print($0) }
     }
 
     private func recovery() throws {
@@ -83,10 +73,7 @@ struct BenchRecovery: AsyncParsableCommand {
         let quiet = Logger(label: "islet.bench") { _ in SwiftLogNoOpLogHandler() }
         for run in 1...self.runs {
             var replayed = 0
-            let inProcess = try clock.measure {
-                let opened = try StorePersistence.open(configuration, loop: nil, wall: BenchWorld.start, logger: quiet)
-                replayed = opened.state.replayedRecords
-            }
+            let inProcess = try clock.measure { replayed = try RecoveryBenchmark.startUp(configuration, logger: quiet) }
             let spawn = clock.now
             let server = try ServerProcess.launch(extraArguments: ["--db", path, "--demo", "off"])
             let listening = spawn.duration(to: clock.now)
@@ -95,20 +82,6 @@ struct BenchRecovery: AsyncParsableCommand {
             print("| \(run) | \(millis(inProcess)) ms | \(replayed) | \(millis(listening)) ms |")
         }
         print("")
-    }
-
-    private func snapshotCosts(_ name: String, _ engine: inout Engine) throws {
-        let clock = ContinuousClock()
-        var bytes: [UInt8] = []
-        let encoding = clock.measure { bytes = engine.snapshotBytes }
-        var restored: Engine?
-        let decoding = try clock.measure {
-            restored = try Engine(snapshot: try JSONParser(maxDepth: 1024).parse(bytes), renderer: MustacheRenderer())
-        }
-        let same = restored?.documentBytes == engine.documentBytes
-        print(
-            "| \(name) | \(bytes.count / 1024) KiB | encode \(millis(encoding)) ms | restore \(millis(decoding)) ms | document equal: \(same) |"
-        )
     }
 }
 

@@ -1,55 +1,84 @@
-import ArgumentParser
-import Foundation
 import IsletCore
 import IsletRender
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `islet bench engine`: the engine's budgets of DESIGN.md, measured in-process on one thread.
+/// It lives in IsletServer because `islet` may import only this module; `islet` parses the options.
 ///
 /// 1. Scale: N activities (with stale dates, alerts on every start and some alerting updates)
 ///    on three devices; the time to advance the virtual clock 24 h in one step, and in
 ///    one-minute steps, and the process's peak memory.
 /// 2. Diff: the cost of one `activity.update` through the engine to encoded patch bytes
 ///    (decode, rules, render, diff, encode), in a small world and in the N-activity world.
-struct BenchEngine: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "engine", abstract: "Times 24 h of transitions over many activities, and update → patch.")
+public struct EngineBenchmark: Sendable {
+    /// Activities in the scale world.
+    public var activities: Int
+    /// Apps the activities belong to.
+    public var apps: Int
+    /// Measured activity.update calls per diff row.
+    public var updates: Int
+    /// Skip the one-minute-steps run of the scale benchmark.
+    public var skipStepped: Bool
+    /// Only the small-world update → patch rows.
+    public var diffOnly: Bool
+    /// Renderers for the small-world rows: mustache, plain or both.
+    public var renderer: String
+    /// Widgets in the widget scale world (0 skips it); ten to a stack.
+    public var widgets: Int
+    /// Timeline entries per widget.
+    public var entries: Int
+    /// Start each widget's hourly entries at its own minute instead of on the hour.
+    public var stagger: Bool
+    /// Only the widget scale rows.
+    public var widgetsOnly: Bool
+    /// Build the widget world into the activity scale world (the whole DESIGN.md budget).
+    public var withActivities: Bool
+    /// Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.
+    public var widgetRuns: String
 
-    @Option(help: "Activities in the scale world.") var activities = 10_000
-    @Option(help: "Apps the activities belong to.") var apps = 1000
-    @Option(help: "Measured activity.update calls per diff row.") var updates = 20_000
-    @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
-    @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
-    @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
-    @Option(help: "Widgets in the widget scale world (0 skips it); ten to a stack.") var widgets = 0
-    @Option(help: "Timeline entries per widget.") var entries = 24
-    @Flag(help: "Start each widget's hourly entries at its own minute instead of on the hour.") var stagger = false
-    @Flag(help: "Only the widget scale rows.") var widgetsOnly = false
-    @Flag(help: "Build the widget world into the activity scale world (the whole DESIGN.md budget).")
-    var withActivities = false
-    @Option(help: "Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.") var widgetRuns =
-        "single"
+    public init(
+        activities: Int, apps: Int, updates: Int, skipStepped: Bool, diffOnly: Bool, renderer: String, widgets: Int,
+        entries: Int, stagger: Bool, widgetsOnly: Bool, withActivities: Bool, widgetRuns: String
+    ) {
+        self.activities = activities
+        self.apps = apps
+        self.updates = updates
+        self.skipStepped = skipStepped
+        self.diffOnly = diffOnly
+        self.renderer = renderer
+        self.widgets = widgets
+        self.entries = entries
+        self.stagger = stagger
+        self.widgetsOnly = widgetsOnly
+        self.withActivities = withActivities
+        self.widgetRuns = widgetRuns
+    }
 
-    func run() throws {
+    /// Runs the rows the options ask for, handing each line of the report to `report` as it is measured.
+    public func run(report: (String) -> Void) throws {
         if self.widgets > 0 {
-            try self.widgetScale()
+            try self.widgetScale(report)
             if self.widgetsOnly { return }
         }
-        print("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
+        report("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
         let renderers: [(String, any PresentationRenderer)] = [
             ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
         ]
         for (name, renderer) in renderers where self.renderer == "both" || self.renderer == name {
-            try self.diffSmall(name, renderer)
+            try self.diffSmall(name, renderer, report)
         }
         guard !self.diffOnly else { return }
-        try self.diffAtScale()
-        try self.scale(stepped: false)
-        if !self.skipStepped { try self.scale(stepped: true) }
-        print("peak resident memory: \(memory("VmHWM")) (current \(memory("VmRSS")))")
+        try self.diffAtScale(report)
+        try self.scale(stepped: false, report)
+        if !self.skipStepped { try self.scale(stepped: true, report) }
+        report("peak resident memory: \(memory("VmHWM")) (current \(memory("VmRSS")))")
     }
 
     /// Update → encoded patch in a world of one app, three activities, two devices.
-    private func diffSmall(_ name: String, _ renderer: any PresentationRenderer) throws {
+    private func diffSmall(_ name: String, _ renderer: any PresentationRenderer, _ report: (String) -> Void) throws {
         var engine = Engine(renderer: renderer, at: BenchWorld.start, clock: BenchWorld.pausedClock)
         _ = try engine.apply(
             [
@@ -59,26 +88,26 @@ struct BenchEngine: ParsableCommand {
             ] + (0..<3).map { BenchWorld.request(index: $0, app: "coffee", staleAfter: 3600, alert: false) },
             at: BenchWorld.start)
         let row = try measureUpdates(&engine, ids: (0..<3).map { "a\($0)" }, count: self.updates)
-        print("update → patch, 3 activities, renderer \(name): \(row)")
+        report("update → patch, 3 activities, renderer \(name): \(row)")
     }
 
     /// Update → encoded patch when the engine holds the whole scale world.
-    private func diffAtScale() throws {
+    private func diffAtScale(_ report: (String) -> Void) throws {
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let ids = (0..<self.activities).map { "a\($0)" }
         let count = min(self.updates, 5000)
         let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
-        print("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
+        report("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
         let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
-        print(
+        report(
             "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
         )
     }
 
     /// 24 h over the widget world, in one step and/or in one-minute steps, with memory.
-    private func widgetScale() throws {
+    private func widgetScale(_ report: (String) -> Void) throws {
         let mode = self.withActivities ? " + \(self.activities) activities" : ""
-        print(
+        report(
             "islet bench engine — \(self.widgets) widgets × \(self.entries) entries in \(self.widgets / 10) stacks"
                 + "\(mode), \(BenchWidgetWorld.devices) devices\(self.stagger ? ", staggered entries" : "")")
         for stepped in [false, true]
@@ -110,7 +139,7 @@ struct BenchEngine: ParsableCommand {
             let elapsed = ContinuousClock.now - start
             let cpu = threadCPUSeconds() - cpuStart
             let perTransition = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
-            print(
+            report(
                 "24 h, \(stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"): \(format(elapsed))"
                     + String(format: " (CPU %.2f s)", cpu)
                     + " for \(transitions) transitions (\(String(format: "%.2f", perTransition / Double(max(1, transitions)))) µs each),"
@@ -120,7 +149,7 @@ struct BenchEngine: ParsableCommand {
         }
     }
 
-    private func scale(stepped: Bool) throws {
+    private func scale(stepped: Bool, _ report: (String) -> Void) throws {
         let setupStart = ContinuousClock.now
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let setup = ContinuousClock.now - setupStart
@@ -141,7 +170,7 @@ struct BenchEngine: ParsableCommand {
         }
         let elapsed = ContinuousClock.now - start
         let mode = stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"
-        print(
+        report(
             "24 h over \(self.activities) activities, \(mode): \(format(elapsed)) for \(transitions) transitions"
                 + " in \(revisions) revision(s), \(ops) ops, \(bytes / 1024) KiB of patch (setup \(format(setup)),"
                 + " document \(engine.documentBytes.count / 1024) KiB)")
@@ -284,8 +313,8 @@ private func residentMiB() -> Int {
 
 /// A line of /proc/self/status (Linux), e.g. "VmHWM" → "812 MiB".
 private func memory(_ key: String) -> String {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+    let status = String(decoding: FileSystem.read("/proc/self/status", maxBytes: 1 << 20) ?? [], as: UTF8.self)
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
         let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
     else { return "unknown" }
     return "\(kib / 1024) MiB"

@@ -1,6 +1,4 @@
-import Foundation
 import IsletCore
-import IsletRender
 
 /// The widget scale world of `islet bench engine --widgets N`: N widgets of the seven demo
 /// kinds, ten to a Home Screen Smart Stack, 24 hourly timeline entries each (realistic content,
@@ -27,7 +25,10 @@ enum BenchWidgetWorld {
             ["type": "device.upsert", "id": .string("wd\(index)"), "model": .string(models[index % 3])]
         }
         fixtures += self.kinds.map {
-            ["type": "app.upsert", "id": .string("com.example.\($0)"), "name": .string($0.capitalized)]
+            [
+                "type": "app.upsert", "id": .string("com.example.\($0)"),
+                "name": .string($0.prefix(1).uppercased() + $0.dropFirst()),
+            ]
         }
         _ = try engine.apply(fixtures, at: start)
         var batches = 1
