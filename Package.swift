@@ -56,8 +56,7 @@ let package = Package(
         .executableTarget(
             name: "islet",
             dependencies: [
-                "IsletServer", "IsletCore", "IsletRender", "IsletStore", log,
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "IsletServer", log, .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
         .target(

@@ -96,6 +96,18 @@ public struct IsletConfiguration: Sendable, Equatable {
             self.writer = writer
             self.replayPath = replayPath
         }
+
+        /// `durability` by its name, `normal` or `full`: the executable reads and sets it by name
+        /// because it does not import IsletStore.
+        public var durabilityName: String { self.durability.rawValue }
+
+        /// Sets `durability` from its name (`normal` or `full`).
+        /// - Returns: false, changing nothing, for any other name.
+        public mutating func setDurability(named name: String) -> Bool {
+            guard let durability = Durability(rawValue: name) else { return false }
+            self.durability = durability
+            return true
+        }
     }
 
     /// Which thread appends each loop turn's group to the log.
@@ -195,6 +207,16 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.webSocketCompression = webSocketCompression
         self.conformanceEcho = conformanceEcho
     }
+
+    /// Sets `virtualClockStart` from RFC 3339 text such as `2026-11-22T08:00:00Z`, so the executable
+    /// can parse `--virtual-clock` without importing IsletCore.
+    /// - Throws: `APIError` saying what is wrong with `text`.
+    public mutating func setVirtualClockStart(rfc3339 text: String) throws {
+        self.virtualClockStart = try Instant(rfc3339: text)
+    }
+
+    /// `virtualClockStart` as RFC 3339 text, or nil for the wall clock.
+    public var virtualClockStartRFC3339: String? { self.virtualClockStart?.rfc3339 }
 
     /// True for `127.0.0.1`, any `127.x.y.z`, `::1` and `localhost`.
     public var isLoopback: Bool {

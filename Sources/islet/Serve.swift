@@ -1,7 +1,5 @@
 import ArgumentParser
-import IsletCore
 import IsletServer
-import IsletStore
 import Logging
 
 #if canImport(Glibc)
@@ -133,14 +131,11 @@ struct Serve: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             printError("islet serve: \(error)")
             throw ExitCode(2)
-        } catch let error as StoreError {
-            printError("islet serve: \(error)")
-            throw ExitCode(2)
-        } catch let error as RecoveryError {
-            printError("islet serve: \(error)")
-            throw ExitCode(2)
         } catch let error as ScenarioError {
             printError("islet serve: --replay \(self.replay ?? ""): \(error)")
+            throw ExitCode(2)
+        } catch let error where CommandLogFile.isOperatorError(error) {
+            printError("islet serve: \(error)")
             throw ExitCode(2)
         } catch {
             printError("islet serve: \(error)")
@@ -197,7 +192,7 @@ struct Serve: AsyncParsableCommand {
         configuration.store = try self.store(environment)
         if let text = self.virtualClock ?? environment["ISLET_VIRTUAL_CLOCK"] {
             do {
-                configuration.virtualClockStart = try Instant(rfc3339: text)
+                try configuration.setVirtualClockStart(rfc3339: text)
             } catch {
                 throw ValidationError("--virtual-clock must be an RFC 3339 date such as 2026-11-22T08:00:00Z: \(error)")
             }
@@ -214,10 +209,9 @@ struct Serve: AsyncParsableCommand {
         // A replay starts a new store: a throwaway one unless a file is named.
         store.path = self.db ?? environment["ISLET_DB"] ?? (self.replay == nil ? "./islet.sqlite" : ":memory:")
         if let text = self.durability ?? environment["ISLET_DURABILITY"] {
-            guard let durability = Durability(rawValue: text) else {
+            guard store.setDurability(named: text) else {
                 throw ValidationError("--durability must be normal or full, not \(text)")
             }
-            store.durability = durability
         }
         if let value = try self.snapshotEvery ?? environment.number("ISLET_SNAPSHOT_EVERY") {
             store.snapshotEveryRevisions = value
@@ -286,12 +280,12 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     limits.apnsPayloadBytes: \(configuration.limits.apnsPayloadBytes)
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)
     db: \(configuration.store.path)
-    durability: \(configuration.store.durability.rawValue)
+    durability: \(configuration.store.durabilityName)
     snapshot-every: \(configuration.store.snapshotEveryRevisions)
     snapshot-interval: \(configuration.store.snapshotEverySeconds)
     store-writer: \(configuration.store.writer.rawValue)
     replay: \(configuration.store.replayPath ?? "(none)")
-    virtual-clock: \(configuration.virtualClockStart?.rfc3339 ?? "(wall clock)")
+    virtual-clock: \(configuration.virtualClockStartRFC3339 ?? "(wall clock)")
     demo: \(configuration.demo.rawValue)
     ws-compression: \(configuration.webSocketCompression)
     conformance-echo: \(configuration.conformanceEcho)

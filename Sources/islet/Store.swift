@@ -1,8 +1,5 @@
 import ArgumentParser
-import IsletCore
 import IsletServer
-import IsletStore
-import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -39,9 +36,9 @@ struct StoreExport: ParsableCommand {
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         try withStoreErrors("export") {
-            let log = try CommandLog(path: path, access: .readOnly, logger: silentStoreLogger)
+            let log = try CommandLogFile(path: path, readOnly: true)
             let output = try OutputFile(path: self.out)
-            let lines = try ScenarioExport.export(log) { line in try output.write(line.encoded + [0x0A]) }
+            let lines = try log.exportScenario { line in try output.write(line.encoded + [0x0A]) }
             try output.close()
             printError("exported \(lines) lines from \(path) (epoch \(log.epoch))")
         }
@@ -71,15 +68,15 @@ struct StoreImport: ParsableCommand {
         var configuration = IsletConfiguration()
         if let text = self.virtualClock {
             do {
-                configuration.virtualClockStart = try Instant(rfc3339: text)
+                try configuration.setVirtualClockStart(rfc3339: text)
             } catch {
                 throw ValidationError("--virtual-clock must be an RFC 3339 date: \(error)")
             }
         }
         try withStoreErrors("import") {
-            let log = try CommandLog(path: self.db, logger: silentStoreLogger)
+            let log = try CommandLogFile(path: self.db)
             let reader = try LineReader(path: self.file)
-            let summary = try ScenarioImport.run(lines: reader.next, into: log, configuration: configuration)
+            let summary = try log.importScenario(lines: reader.next, configuration: configuration)
             print(
                 "imported \(summary.lines) lines into \(self.db): revisions 1–\(summary.revisions), "
                     + "\(summary.clockAdvances) clock advances added, epoch \(log.epoch)")
@@ -109,7 +106,7 @@ struct StoreCompact: ParsableCommand {
         guard self.keep >= 0 else { throw ValidationError("--keep must not be negative") }
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         try withStoreErrors("compact") {
-            let log = try CommandLog(path: path, logger: silentStoreLogger)
+            let log = try CommandLogFile(path: path)
             let report = try log.compact(keepingRecords: self.keep)
             let through = report.removedThrough.map { "records 1…\($0)" } ?? "nothing"
             print(
@@ -131,7 +128,7 @@ struct StoreInfo: ParsableCommand {
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         try withStoreErrors("info") {
-            let log = try CommandLog(path: path, access: .readOnly, logger: silentStoreLogger)
+            let log = try CommandLogFile(path: path, readOnly: true)
             print("path: \(path)")
             print("epoch: \(log.epoch)")
             print("last revision: \(log.lastSequence)")
@@ -142,19 +139,11 @@ struct StoreInfo: ParsableCommand {
     }
 }
 
-private let silentStoreLogger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
-
 /// Runs `body`, turning the errors an operator must act on into a message and exit code 2.
 private func withStoreErrors(_ command: String, _ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as StoreError {
-        printError("islet store \(command): \(error)")
-        throw ExitCode(2)
-    } catch let error as ScenarioError {
-        printError("islet store \(command): \(error)")
-        throw ExitCode(2)
-    } catch let error as RecoveryError {
+    } catch let error where CommandLogFile.isOperatorError(error) {
         printError("islet store \(command): \(error)")
         throw ExitCode(2)
     }

@@ -1,0 +1,71 @@
+import IsletStore
+import Logging
+
+/// A command log opened by the `islet store` tools (export, import, compact, info). It lives in
+/// IsletServer because `islet` may import only this module.
+public final class CommandLogFile {
+    /// What `compact(keepingRecords:)` removed.
+    public struct Compaction: Sendable, Equatable {
+        /// How many records were deleted.
+        public var removedRecords: Int
+        /// The highest sequence deleted, or nil when nothing was.
+        public var removedThrough: UInt64?
+        /// The size of the database file before and after, in bytes.
+        public var bytesBefore: Int64
+        public var bytesAfter: Int64
+    }
+
+    private let log: CommandLog
+
+    /// Opens the log at `path`: exclusively (it is created if missing), or read-only beside a
+    /// server that is using it.
+    /// - Throws: `StoreError` naming the file when it cannot be used.
+    public init(path: String, readOnly: Bool = false) throws {
+        let logger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
+        self.log = try CommandLog(path: path, access: readOnly ? .readOnly : .exclusive, logger: logger)
+    }
+
+    /// The random identifier made when the store was created, so a new log is told from an old one.
+    public var epoch: String { self.log.epoch }
+    /// The highest sequence stored in the log or a snapshot (the last revision); 0 for a new store.
+    public var lastSequence: UInt64 { self.log.lastSequence }
+
+    /// The number of records in the log.
+    public func recordCount() throws -> Int { try self.log.recordCount() }
+
+    /// The sequence of the oldest record still in the log (compaction removes older ones), or nil.
+    public func firstRecordSequence() throws -> UInt64? { try self.log.firstRecordSequence() }
+
+    /// The sequences of the snapshots kept, in increasing order.
+    public func snapshotSequences() throws -> [UInt64] { try self.log.snapshotSequences() }
+
+    /// Writes the whole log as scenario lines (`ScenarioExport`).
+    /// - Returns: how many lines were written.
+    public func exportScenario(to sink: (ScenarioLine) throws -> Void) throws -> Int {
+        try ScenarioExport.export(self.log, to: sink)
+    }
+
+    /// Replays scenario lines into this log, which must hold no revision (`ScenarioImport`).
+    public func importScenario(
+        lines next: () throws -> [UInt8]?, configuration: IsletConfiguration
+    ) throws -> ImportSummary {
+        try ScenarioImport.run(lines: next, into: self.log, configuration: configuration)
+    }
+
+    /// Deletes the records before the latest snapshot except the `keepingRecords` newest of them,
+    /// and shrinks the file.
+    public func compact(keepingRecords: Int) throws -> Compaction {
+        let report = try self.log.compact(keepingRecords: keepingRecords)
+        return Compaction(
+            removedRecords: report.removedRecords, removedThrough: report.removedThrough,
+            bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter)
+    }
+
+    /// True for the errors that say a command log or a scenario file cannot be used as asked, which
+    /// an operator must act on: a `StoreError` (the database is corrupt, another program's, newer or
+    /// locked, or a read or write failed), a `RecoveryError` (its log does not replay) or a
+    /// `ScenarioError`. `islet serve` and `islet store` exit with code 2 on them.
+    public static func isOperatorError(_ error: any Error) -> Bool {
+        error is StoreError || error is RecoveryError || error is ScenarioError
+    }
+}
