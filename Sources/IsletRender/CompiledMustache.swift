@@ -16,7 +16,7 @@ internal import Mustache
 struct CompiledMustache: Sendable {
     /// One compiled token.
     enum Node: Sendable {
-        case text(String)
+        case text([UInt8])
         case variable(Path)
         case section(Path, [Node])
         case invertedSection(Path, [Node])
@@ -48,19 +48,27 @@ struct CompiledMustache: Sendable {
     }
 
     let nodes: [Node]
+    /// The bytes of the top-level text: what to reserve for the output.
+    private let textBytes: Int
 
     /// The compiled form of a parsed template, or `nil` when it uses anything outside the subset.
     init?(_ template: MustacheTemplate) {
         guard let nodes = Self.nodes(of: template) else { return nil }
         self.nodes = nodes
+        self.textBytes = nodes.reduce(0) {
+            if case .text(let bytes) = $1 { return $0 + bytes.count }
+            return $0
+        }
     }
 
     /// Renders with `root` as the context (the value ``mustacheContext(_:)`` would convert).
     func render(_ root: JSONValue) -> String {
-        var output = ""
+        // UTF-8 bytes, joined as swift-mustache joins its strings, made a string once.
+        var output: [UInt8] = []
+        output.reserveCapacity(self.textBytes + 64)
         var stack = [root]
         Self.render(self.nodes, &stack, into: &output)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 }
 
@@ -87,7 +95,7 @@ extension CompiledMustache {
         }
         switch kind {
         case "text":
-            return (payload.value as? String).map(Node.text)
+            return (payload.value as? String).map { Node.text(Array($0.utf8)) }
         case "variable":
             guard let (name, _) = self.nameAndTemplate(payload.value, withTemplate: false) else { return nil }
             return .variable(Path(name))
@@ -123,11 +131,11 @@ extension CompiledMustache {
 // MARK: - Rendering
 
 extension CompiledMustache {
-    private static func render(_ nodes: [Node], _ stack: inout [JSONValue], into output: inout String) {
+    private static func render(_ nodes: [Node], _ stack: inout [JSONValue], into output: inout [UInt8]) {
         for node in nodes {
             switch node {
-            case .text(let text):
-                output += text
+            case .text(let bytes):
+                output += bytes
             case .variable(let path):
                 if let value = self.resolve(path, in: stack) { self.append(value, to: &output) }
             case .section(let path, let body):
@@ -164,28 +172,29 @@ extension CompiledMustache {
     /// swift-mustache's lookup: the first key from the innermost context that has it outwards
     /// (or from the innermost only), the rest inside what it found; `nil` when absent.
     private static func resolve(_ path: Path, in stack: [JSONValue]) -> JSONValue? {
-        let top = stack[stack.count - 1]
         var found: JSONValue
         switch path.scope {
         case .current:
-            return top
+            return stack[stack.count - 1]
         case .innermost:
-            guard let child = self.child(path.keys[0], of: top) else { return nil }
+            guard let child = self.child(path.keys[0], of: stack[stack.count - 1]) else { return nil }
             found = child
         case .stack:
-            var match: JSONValue?
-            for frame in stack.reversed() {
-                if let child = self.child(path.keys[0], of: frame) {
-                    match = child
+            var frame = stack.count - 1
+            while true {
+                if let child = self.child(path.keys[0], of: stack[frame]) {
+                    found = child
                     break
                 }
+                guard frame > 0 else { return nil }
+                frame -= 1
             }
-            guard let match else { return nil }
-            found = match
         }
-        for key in path.keys.dropFirst() {
-            guard let child = self.child(key, of: found) else { return nil }
+        var index = 1
+        while index < path.keys.count {
+            guard let child = self.child(path.keys[index], of: found) else { return nil }
             found = child
+            index += 1
         }
         return found
     }
@@ -198,15 +207,16 @@ extension CompiledMustache {
             return .array(
                 state.members.map { .object(["key": .string($0.key), "value": .string(displayText($0.value))]) })
         }
-        guard let member = object[key], member != .null else { return nil }
+        guard let member = object[key] else { return nil }
+        if case .null = member { return nil }
         return member
     }
 
     /// `{{value}}`: the text swift-mustache writes for the converted value, HTML-escaped.
-    private static func append(_ value: JSONValue, to output: inout String) {
+    private static func append(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
         case .null: break
-        case .bool(let flag): output += flag ? "true" : "false"
+        case .bool(let flag): output += flag ? Self.trueBytes : Self.falseBytes
         case .string(let text): appendEscaped(text, to: &output)
         case .number: appendEscaped(value.encodedString, to: &output)
         case .array, .object: appendEscaped(String(describing: mustacheContext(value)), to: &output)
@@ -214,58 +224,69 @@ extension CompiledMustache {
     }
 }
 
+extension CompiledMustache {
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+}
+
 /// HTML-escapes `text` onto `output` exactly as swift-mustache does: `<`, `>`, `&`, `"` and
 /// `'` are replaced when they are a whole character (grapheme cluster). ASCII text is escaped
 /// byte by byte; other text with something to escape goes character by character, like
 /// swift-mustache, so a `&` that a combining mark joins is kept as it is there too.
-func appendEscaped(_ text: String, to output: inout String) {
-    var special = false
-    var ascii = true
-    for byte in text.utf8 {
-        if byte >= 0x80 {
-            ascii = false
-        } else if byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27 {
-            special = true
-        }
-    }
-    guard special else {
-        output += text
-        return
-    }
-    if ascii {
-        var start = text.utf8.startIndex
-        var index = start
-        let utf8 = text.utf8
-        while index != utf8.endIndex {
-            if let replacement = asciiEscape(utf8[index]) {
-                output += Substring(utf8[start..<index])
-                output += replacement
-                start = utf8.index(after: index)
+func appendEscaped(_ text: String, to output: inout [UInt8]) {
+    var text = text
+    let done = text.withUTF8 { buffer in
+        var special = false
+        var ascii = true
+        for byte in buffer {
+            if byte >= 0x80 {
+                ascii = false
+            } else if byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27 {
+                special = true
             }
-            index = utf8.index(after: index)
         }
-        output += Substring(utf8[start..<utf8.endIndex])
-        return
+        guard special else {
+            output.append(contentsOf: buffer)
+            return true
+        }
+        guard ascii else { return false }
+        var start = 0
+        for index in 0..<buffer.count {
+            guard let replacement = asciiEscape(buffer[index]) else { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            output += replacement
+            start = index + 1
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        return true
     }
+    guard !done else { return }
+    var escaped = ""
     for character in text {
         switch character {
-        case "<": output += "&lt;"
-        case ">": output += "&gt;"
-        case "&": output += "&amp;"
-        case "\"": output += "&quot;"
-        case "'": output += "&#39;"
-        default: output.append(character)
+        case "<": escaped += "&lt;"
+        case ">": escaped += "&gt;"
+        case "&": escaped += "&amp;"
+        case "\"": escaped += "&quot;"
+        case "'": escaped += "&#39;"
+        default: escaped.append(character)
         }
     }
+    output += escaped.utf8
 }
 
-private func asciiEscape(_ byte: UInt8) -> String? {
+private func asciiEscape(_ byte: UInt8) -> [UInt8]? {
     switch byte {
-    case 0x26: "&amp;"
-    case 0x3C: "&lt;"
-    case 0x3E: "&gt;"
-    case 0x22: "&quot;"
-    case 0x27: "&#39;"
+    case 0x26: escapes.amp
+    case 0x3C: escapes.lt
+    case 0x3E: escapes.gt
+    case 0x22: escapes.quot
+    case 0x27: escapes.apos
     default: nil
     }
 }
+
+private let escapes = (
+    amp: Array("&amp;".utf8), lt: Array("&lt;".utf8), gt: Array("&gt;".utf8), quot: Array("&quot;".utf8),
+    apos: Array("&#39;".utf8)
+)

@@ -61,9 +61,10 @@ public struct MustacheRenderer: PresentationRenderer {
         let presentation = self.builtIns[request.attributesType] ?? self.fallback
         var context = LazyMustacheContext(presentation.prepare(request.context))
         var fragments: [PresentationSlot: String] = [:]
-        for slot in PresentationSlot.allCases {
+        fragments.reserveCapacity(CompiledPresentation.slots.count)
+        for (index, slot) in CompiledPresentation.slots.enumerated() {
             let own = request.templates.isEmpty ? nil : (request.templates[slot] as? Compiled)?.template
-            guard let template = own ?? presentation.templates[slot] else { continue }
+            guard let template = own ?? presentation.templates[index] else { continue }
             fragments[slot] = template.render(&context)
         }
         return RenderedPresentation(
@@ -74,16 +75,18 @@ public struct MustacheRenderer: PresentationRenderer {
 
 /// A built-in presentation with its templates compiled.
 struct CompiledPresentation: Sendable {
-    let templates: [PresentationSlot: RenderableTemplate]
+    /// Every slot, in the order of ``templates``.
+    static let slots = PresentationSlot.allCases
+
+    /// The template of each slot of ``slots``, if any.
+    let templates: [RenderableTemplate?]
     let prepare: @Sendable (JSONValue) -> JSONValue
 
     init(_ presentation: BuiltInPresentation) {
-        var templates: [PresentationSlot: RenderableTemplate] = [:]
-        for (slot, source) in presentation.templates {
-            // Built-in templates are part of the program; one that fails to parse is our bug.
-            templates[slot] = RenderableTemplate(try! MustacheTemplate(string: source))
+        // Built-in templates are part of the program; one that fails to parse is our bug.
+        self.templates = Self.slots.map { slot in
+            presentation.templates[slot].map { RenderableTemplate(try! MustacheTemplate(string: $0)) }
         }
-        self.templates = templates
         self.prepare = presentation.prepare
     }
 }
@@ -135,6 +138,10 @@ struct LazyMustacheContext {
 /// A height slot's output as points; `nil` when it is not a number.
 private func points(_ text: String?) -> Double? {
     guard let text else { return nil }
+    // The usual height, a few digits: read directly (the same value `Double` parses).
+    if !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        return Double(text.utf8.reduce(0) { $0 * 10 + Int($1 - 0x30) })
+    }
     let trimmed = text.filter { !$0.isWhitespace }
     guard let value = Double(trimmed), value.isFinite, value >= 0 else { return nil }
     return value

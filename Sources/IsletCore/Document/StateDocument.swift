@@ -10,7 +10,18 @@ public enum DocumentSection: String, Sendable, Hashable, CaseIterable, Comparabl
 
     public static func < (lhs: DocumentSection, rhs: DocumentSection) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    var ordinal: Int { Self.allCases.firstIndex(of: self)! }
+    var ordinal: Int {
+        switch self {
+        case .activities: 0
+        case .apps: 1
+        case .clock: 2
+        case .config: 3
+        case .devices: 4
+        case .relevance: 5
+        case .stacks: 6
+        case .widgets: 7
+        }
+    }
 }
 
 /// The state document: one JSON tree, stored as a persistent map per section.

@@ -98,7 +98,11 @@ extension Engine {
         }
         let new = self.appJSON(app)
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
-        JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        if case .object(let oldObject) = old, case .object(let newObject) = new {
+            JSONPatch.diff(oldObject, newObject, skipping: "deliveries", path, &operations)
+        } else {
+            JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        }
         let log = path.appending("deliveries")
         let kept = min(appended, app.deliveries.count)
         let dropped = oldCount + kept - app.deliveries.count
@@ -120,7 +124,7 @@ extension Engine {
         }
         let new = self.deviceJSON(device)
         let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
-        let list: JSONPointer = "/scene/lockScreen/activities"
+        let list = Self.lockScreenListPointer
         var oldRest = old
         var newRest = new
         try? oldRest.set(.null, at: list)
@@ -133,9 +137,12 @@ extension Engine {
         self.document[.devices, id] = new
     }
 
+    private static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"
+    private static let clockNowPointer: JSONPointer = "/clock/now"
+
     private mutating func storeClock(into operations: inout [PatchOperation]) {
         let now = JSONValue.string(self.now.rfc3339)
-        operations.append(.replace("/clock/now", now))
+        operations.append(.replace(Self.clockNowPointer, now))
         self.document[.clock, "now"] = now
         if self.changes.clockSettings {
             self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &operations)

@@ -32,7 +32,7 @@ public struct Engine: Sendable {
     var kindMaxScores: TreeDictionary<String, Double> = [:]
     /// The widgets of each app and kind (`app/kind`), for SS-3 and `widget.reload` by kind.
     var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
-    var templates: TreeDictionary<TemplateKey, StoredTemplate> = [:]
+    var templates = TemplateStore()
     var tokens: TreeDictionary<String, TokenOwner> = [:]
     var index = PresentationIndex()
     var scheduler = DeadlineScheduler()
@@ -168,6 +168,30 @@ struct TemplateKey: Sendable, Hashable, Comparable {
     static func < (lhs: TemplateKey, rhs: TemplateKey) -> Bool {
         (lhs.app, lhs.target, lhs.slot) < (rhs.app, rhs.target, rhs.slot)
     }
+}
+
+/// The templates of `template.put`, with how many each app has, so rendering an activity or a
+/// widget of an app without templates costs one lookup rather than one per slot.
+struct TemplateStore: Sendable {
+    private(set) var entries: TreeDictionary<TemplateKey, StoredTemplate> = [:]
+    private var countByApp: TreeDictionary<String, Int> = [:]
+
+    var keys: TreeDictionary<TemplateKey, StoredTemplate>.Keys { self.entries.keys }
+
+    subscript(key: TemplateKey) -> StoredTemplate? {
+        get { self.entries[key] }
+        set {
+            let old = self.entries[key]
+            self.entries[key] = newValue
+            let change = (newValue == nil ? 0 : 1) - (old == nil ? 0 : 1)
+            guard change != 0 else { return }
+            let count = (self.countByApp[key.app] ?? 0) + change
+            self.countByApp[key.app] = count == 0 ? nil : count
+        }
+    }
+
+    /// Whether `app` has any template.
+    func hasTemplates(app: String) -> Bool { self.countByApp[app] != nil }
 }
 
 /// A template's source (kept for snapshots) and its compiled form (from the renderer).
