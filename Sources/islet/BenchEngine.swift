@@ -19,6 +19,7 @@ struct BenchEngine: ParsableCommand {
     @Option(help: "Measured activity.update calls per diff row.") var updates = 20_000
     @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
     @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
+    @Flag(help: "Only the update → patch rows in the scale world (for profiling them).") var scaleDiffOnly = false
     @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
     @Option(help: "Widgets in the widget scale world (0 skips it); ten to a stack.") var widgets = 0
     @Option(help: "Timeline entries per widget.") var entries = 24
@@ -35,6 +36,7 @@ struct BenchEngine: ParsableCommand {
             if self.widgetsOnly { return }
         }
         print("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
+        if self.scaleDiffOnly { return try self.diffAtScale() }
         let renderers: [(String, any PresentationRenderer)] = [
             ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
         ]

@@ -19,7 +19,8 @@ extension Engine {
         }
         var deviceIDs = self.changes.devices
         if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
-        for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
+        var lockScreenList: JSONValue?  // built once, if a device needs it whole
+        for id in deviceIDs.sorted() { self.storeDevice(id, list: &lockScreenList, into: &operations) }
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
         }
@@ -114,30 +115,46 @@ extension Engine {
         self.document[.apps, id] = new
     }
 
-    /// Stores a device. When the Lock Screen list changed by replayed moves, its operations are
-    /// the same for every device: they are reused instead of comparing two long lists per device.
-    private mutating func storeDevice(_ id: String, into operations: inout [PatchOperation]) {
-        guard let ops = self.changes.lockScreenOps, let device = self.devices[id], let old = self.document[.devices, id]
-        else {
-            self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
-            return
+    /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new
+    /// device is added with the list in it; otherwise the list's operations are the revision's
+    /// replayed moves, the same for every device, or (after too many moves to replay) one
+    /// `replace` of the list.
+    private mutating func storeDevice(
+        _ id: String, list: inout JSONValue?, into operations: inout [PatchOperation]
+    ) {
+        func wholeList() -> JSONValue {
+            if let list { return list }
+            let built = self.lockScreenList
+            list = built
+            return built
         }
-        let new = self.deviceJSON(device)
         let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
-        let list = Self.lockScreenListPointer
-        var oldRest = old
-        var newRest = new
-        try? oldRest.set(.null, at: list)
-        try? newRest.set(.null, at: list)
-        JSONPatch.diff(oldRest, newRest, path, &operations)
-        let listPath = path.appending(list)
-        for op in ops {
-            operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+        let new = self.devices[id].map(self.deviceJSON)
+        switch (self.document[.devices, id], new) {
+        case (nil, nil):
+            return
+        case (nil, var added?):
+            try? added.set(wholeList(), at: Self.lockScreenListPointer)
+            operations.append(.add(path, added))
+        case (_?, nil):
+            operations.append(.remove(path))
+        case (let old?, let new?):
+            JSONPatch.diff(old, new, path, &operations)
+            if self.changes.lockScreen {
+                let listPath = path.appending(Self.lockScreenListPointer)
+                if let ops = self.changes.lockScreenOps {
+                    for op in ops {
+                        operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+                    }
+                } else {
+                    operations.append(.replace(listPath, wholeList()))
+                }
+            }
         }
         self.document[.devices, id] = new
     }
 
-    private static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"
+    static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"
     private static let clockNowPointer: JSONPointer = "/clock/now"
 
     private mutating func storeClock(into operations: inout [PatchOperation]) {

@@ -82,7 +82,7 @@ public struct Engine: Sendable {
     public func value(at pointer: JSONPointer) -> JSONValue? {
         let tokens = pointer.tokens
         guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
-            return self.document.value(at: pointer, virtual: self.widgetSection)
+            return self.document.value(at: pointer, virtual: self.widgetSection, member: self.lockScreenMember)
         }
         guard let widget = self.widgets[tokens[1]] else { return nil }
         let entries = tokens.count == 2 || tokens[2] == "timeline"
@@ -91,17 +91,31 @@ public struct Engine: Sendable {
 
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
-    public var documentValue: JSONValue { self.document.value(virtual: self.widgetSection) }
+    public var documentValue: JSONValue {
+        self.document.value(virtual: self.widgetSection, member: self.lockScreenMember)
+    }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
-    public var documentBytes: [UInt8] { self.document.encoded(virtual: self.widgetSection) }
+    public var documentBytes: [UInt8] {
+        self.document.encoded(virtual: self.widgetSection, member: self.lockScreenMember)
+    }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
-        try self.document.write(chunkSize: chunkSize, virtual: self.widgetSection, to: sink)
+        try self.document.write(
+            chunkSize: chunkSize, virtual: self.widgetSection, member: self.lockScreenMember, to: sink)
     }
+
+    /// Every scene's `lockScreen.activities`, built from the index when read.
+    private var lockScreenMember: VirtualMember {
+        VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList }
+    }
+
+    /// PR-6: the Lock Screen's activity ids in order, as the document shows them.
+    /// - Complexity: O(n).
+    var lockScreenList: JSONValue { .array(self.index.lockScreen.elements.map { .string($0.id) }) }
 
     /// `/widgets`, built from the model when read.
     private var widgetSection: VirtualSection {
