@@ -171,7 +171,6 @@ extension Engine {
     private mutating func renderTouched() {
         for id in self.changes.renders.sorted() {
             guard var activity = self.activities[id] else { continue }
-            self.activities[id] = nil  // so `activity` is the only owner and updates in place
             let rendered = self.render(activity)
             activity.render = rendered
             activity.renderedFragments = Self.fragmentsJSON(rendered)

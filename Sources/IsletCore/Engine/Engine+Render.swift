@@ -56,7 +56,7 @@ extension Engine {
 struct WidgetRenderPass {
     let renderer: any PresentationRenderer
     let templates: TemplateStore
-    let apps: TreeDictionary<String, App>
+    let apps: EntityMap<App>
     let devices: TreeDictionary<String, Device>
     private var appInfo: [String: (name: String, identity: JSONValue)] = [:]
     private var deviceCache: [String: Device?] = [:]

@@ -22,8 +22,8 @@ public struct Engine: Sendable {
     public internal(set) var rev: UInt64 = 0
 
     var devices: TreeDictionary<String, Device> = [:]
-    var apps: TreeDictionary<String, App> = [:]
-    var activities: TreeDictionary<String, Activity> = [:]
+    var apps = EntityMap<App>()
+    var activities = EntityMap<Activity>()
     var widgets = EntityTable<Widget>()
     var stacks = EntityTable<Stack>()
     /// `/relevance`: the global ranking weights, hysteresis and dwell (SS-4, SS-5).
