@@ -20,6 +20,7 @@ struct BenchEngine: ParsableCommand {
     @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
     @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
     @Flag(help: "Only the update → patch rows in the scale world (for profiling them).") var scaleDiffOnly = false
+    @Flag(help: "Print the last patch of each update → patch row.") var showPatch = false
     @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
     @Option(help: "Widgets in the widget scale world (0 skips it); ten to a stack.") var widgets = 0
     @Option(help: "Timeline entries per widget.") var entries = 24
@@ -60,7 +61,7 @@ struct BenchEngine: ParsableCommand {
                 ["type": "app.upsert", "id": "coffee", "foreground": true],
             ] + (0..<3).map { BenchWorld.request(index: $0, app: "coffee", staleAfter: 3600, alert: false) },
             at: BenchWorld.start)
-        let row = try measureUpdates(&engine, ids: (0..<3).map { "a\($0)" }, count: self.updates)
+        let row = try measureUpdates(&engine, ids: (0..<3).map { "a\($0)" }, count: self.updates, show: self.showPatch)
         print("update → patch, 3 activities, renderer \(name): \(row)")
     }
 
@@ -69,9 +70,11 @@ struct BenchEngine: ParsableCommand {
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let ids = (0..<self.activities).map { "a\($0)" }
         let count = min(self.updates, 5000)
-        let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
+        let same = try measureUpdates(&engine, ids: ids, count: count, show: self.showPatch) { Double($0 % 4 * 25) }
         print("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
-        let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
+        let moved = try measureUpdates(&engine, ids: ids, count: count, show: self.showPatch) {
+            Double(($0 + 1) % 4 * 25 + 10)
+        }
         print(
             "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
         )
@@ -152,7 +155,7 @@ struct BenchEngine: ParsableCommand {
 
 /// Times `count` single-command batches, each an update of the next activity with new state.
 private func measureUpdates(
-    _ engine: inout Engine, ids: [String], count: Int, score: (Int) -> Double = { _ in 25 }
+    _ engine: inout Engine, ids: [String], count: Int, show: Bool = false, score: (Int) -> Double = { _ in 25 }
 ) throws -> String {
     var samples: [Duration] = []
     samples.reserveCapacity(count)
@@ -175,6 +178,7 @@ private func measureUpdates(
         samples.append(elapsed)
         totalOps += revision.ops.count
         totalBytes += revision.encodedOps.count
+        if show, iteration == count + 999 { print(String(decoding: revision.encodedOps, as: UTF8.self)) }
     }
     samples.sort()
     func percentile(_ p: Double) -> String { format(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) }
