@@ -82,21 +82,26 @@ public struct JSONWriter: Sendable {
 
     public mutating func write(string: String) {
         self.bytes.append(UInt8(ascii: "\""))
-        // One pass over the UTF-8 bytes, copying the runs between characters that need an
-        // escape whole (most strings have none).
-        var text = string
-        text.withUTF8 { buffer in
-            var start = 0
-            for index in 0..<buffer.count {
-                let byte = buffer[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
-                self.writeEscaped(byte)
-                start = index + 1
-            }
-            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        // Read the bytes in place; only a string without contiguous UTF-8 is copied.
+        if string.utf8.withContiguousStorageIfAvailable({ self.writeEscaping($0) }) == nil {
+            var text = string
+            text.withUTF8 { self.writeEscaping($0) }
         }
         self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// One pass over the UTF-8 bytes, copying the runs between characters that need an escape
+    /// whole (most strings have none).
+    private mutating func writeEscaping(_ buffer: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        for index in 0..<buffer.count {
+            let byte = buffer[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            self.writeEscaped(byte)
+            start = index + 1
+        }
+        self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
     }
 
     private mutating func writeEscaped(_ byte: UInt8) {
@@ -115,26 +120,30 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    // Elements are read in place (indices, not iteration): iterating would copy each member
-    // and retain its strings and buffers, a large share of encoding a big patch.
+    // Elements are read in place through buffer pointers: iterating, or even subscripting the
+    // array, would copy each member and retain its strings and buffers, a large share of
+    // encoding a big patch.
 
     public mutating func write(array: [JSONValue]) {
         self.bytes.append(UInt8(ascii: "["))
-        for index in array.indices {
-            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(array[index])
+        array.withUnsafeBufferPointer { elements in
+            for index in elements.indices {
+                if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+                self.write(elements[index])
+            }
         }
         self.bytes.append(UInt8(ascii: "]"))
     }
 
     public mutating func write(object: JSONObject) {
         self.bytes.append(UInt8(ascii: "{"))
-        let members = object.members
-        for index in members.indices {
-            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(string: members[index].key)
-            self.bytes.append(UInt8(ascii: ":"))
-            self.write(members[index].value)
+        object.members.withUnsafeBufferPointer { members in
+            for index in members.indices {
+                if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+                self.write(string: members[index].key)
+                self.bytes.append(UInt8(ascii: ":"))
+                self.write(members[index].value)
+            }
         }
         self.bytes.append(UInt8(ascii: "}"))
     }
