@@ -17,10 +17,14 @@ extension Engine {
         if self.changes.config {
             for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
         }
-        var deviceIDs = self.changes.devices
-        if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
+        var rebuilt = self.changes.devices
+        if self.changes.allDevices { rebuilt.formUnion(self.devices.keys) }
+        var deviceIDs = rebuilt
+        if self.changes.lockScreen { deviceIDs.formUnion(self.devices.keys) }
         var lockScreenList: JSONValue?  // built once, if a device needs it whole
-        for id in deviceIDs.sorted() { self.storeDevice(id, list: &lockScreenList, into: &operations) }
+        for id in deviceIDs.sorted() {
+            self.storeDevice(id, rebuild: rebuilt.contains(id), list: &lockScreenList, into: &operations)
+        }
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
         }
@@ -119,8 +123,10 @@ extension Engine {
     /// device is added with the list in it; otherwise the list's operations are the revision's
     /// replayed moves, the same for every device, or (after too many moves to replay) one
     /// `replace` of the list.
+    /// - Parameter rebuild: whether the device's entry may have changed; without it only the
+    ///   Lock Screen list did, and the entry is neither rebuilt nor compared.
     private mutating func storeDevice(
-        _ id: String, list: inout JSONValue?, into operations: inout [PatchOperation]
+        _ id: String, rebuild: Bool, list: inout JSONValue?, into operations: inout [PatchOperation]
     ) {
         func wholeList() -> JSONValue {
             if let list { return list }
@@ -129,8 +135,14 @@ extension Engine {
             return built
         }
         let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
+        let old = self.document[.devices, id]
+        if !rebuild, old != nil {
+            assert(old == self.devices[id].map(self.deviceJSON), "device \(id) changed without being touched")
+            self.appendLockScreenOperations(path, wholeList, into: &operations)
+            return
+        }
         let new = self.devices[id].map(self.deviceJSON)
-        switch (self.document[.devices, id], new) {
+        switch (old, new) {
         case (nil, nil):
             return
         case (nil, var added?):
@@ -140,18 +152,24 @@ extension Engine {
             operations.append(.remove(path))
         case (let old?, let new?):
             JSONPatch.diff(old, new, path, &operations)
-            if self.changes.lockScreen {
-                let listPath = path.appending(Self.lockScreenListPointer)
-                if let ops = self.changes.lockScreenOps {
-                    for op in ops {
-                        operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
-                    }
-                } else {
-                    operations.append(.replace(listPath, wholeList()))
-                }
-            }
+            self.appendLockScreenOperations(path, wholeList, into: &operations)
         }
         self.document[.devices, id] = new
+    }
+
+    /// The Lock Screen list's operations of this revision under one device's path, if it changed.
+    private func appendLockScreenOperations(
+        _ path: JSONPointer, _ wholeList: () -> JSONValue, into operations: inout [PatchOperation]
+    ) {
+        guard self.changes.lockScreen else { return }
+        let listPath = path.appending(Self.lockScreenListPointer)
+        if let ops = self.changes.lockScreenOps {
+            for op in ops {
+                operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+            }
+        } else {
+            operations.append(.replace(listPath, wholeList()))
+        }
     }
 
     static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"

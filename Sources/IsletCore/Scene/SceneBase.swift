@@ -60,7 +60,6 @@ extension Engine {
         if self.changes.lockScreen {
             // The list itself is not stored (see `VirtualMember`); its operations are the moves.
             self.changes.lockScreenOps = self.changes.lockScreenMoves.map(operations(replaying:))
-            self.changes.allDevices = true
         }
     }
 }
