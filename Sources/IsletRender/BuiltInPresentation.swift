@@ -24,7 +24,17 @@ extension JSONValue {
     /// The member at a dotted path of object keys (`state.driver.name`), or `nil`.
     func at(_ path: String) -> JSONValue? {
         var current: JSONValue? = self
-        for key in path.split(separator: ".") { current = current?[String(key)] }
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        var index = start
+        while true {
+            if index == utf8.endIndex || utf8[index] == UInt8(ascii: ".") {
+                if index != start { current = current?[String(Substring(utf8[start..<index]))] }
+                if index == utf8.endIndex { break }
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
         return current == .null ? nil : current
     }
 }

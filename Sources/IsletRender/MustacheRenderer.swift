@@ -10,7 +10,7 @@ internal import Mustache
 public struct MustacheRenderer: PresentationRenderer {
     /// A compiled app template.
     struct Compiled: CompiledTemplate {
-        let template: MustacheTemplate
+        let template: RenderableTemplate
     }
 
     private let builtIns: [String: CompiledPresentation]
@@ -41,7 +41,8 @@ public struct MustacheRenderer: PresentationRenderer {
     /// Every value is escaped.
     public func renderWidget(_ request: WidgetRenderRequest) -> String {
         if let own = (request.template as? Compiled)?.template {
-            return own.render(mustacheContext(request.context.setting("view", .object(familyFlags(request.family)))))
+            var context = LazyMustacheContext(request.context.setting("view", .object(familyFlags(request.family))))
+            return own.render(&context)
         }
         guard let builtIn = self.widgetBuiltIns[request.kind] else { return defaultWidgetHTML(request) }
         return builtIn.render(WidgetHTML(request))
@@ -50,7 +51,7 @@ public struct MustacheRenderer: PresentationRenderer {
     public func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
         try TemplateSafety.check(source)
         do {
-            return Compiled(template: try MustacheTemplate(string: source))
+            return Compiled(template: RenderableTemplate(try MustacheTemplate(string: source)))
         } catch {
             throw APIError(.invalidArgument, "the Mustache template does not parse: \(describe(error))")
         }
@@ -58,12 +59,13 @@ public struct MustacheRenderer: PresentationRenderer {
 
     public func render(_ request: PresentationRenderRequest) -> RenderedPresentation {
         let presentation = self.builtIns[request.attributesType] ?? self.fallback
-        let context = mustacheContext(presentation.prepare(request.context))
+        var context = LazyMustacheContext(presentation.prepare(request.context))
         var fragments: [PresentationSlot: String] = [:]
-        for slot in PresentationSlot.allCases {
-            let own = (request.templates[slot] as? Compiled)?.template
-            guard let template = own ?? presentation.templates[slot] else { continue }
-            fragments[slot] = template.render(context)
+        fragments.reserveCapacity(CompiledPresentation.slots.count)
+        for (index, slot) in CompiledPresentation.slots.enumerated() {
+            let own = request.templates.isEmpty ? nil : (request.templates[slot] as? Compiled)?.template
+            guard let template = own ?? presentation.templates[index] else { continue }
+            fragments[slot] = template.render(&context)
         }
         return RenderedPresentation(
             fragments: fragments, expandedHeight: points(fragments[.expandedHeight]),
@@ -73,23 +75,73 @@ public struct MustacheRenderer: PresentationRenderer {
 
 /// A built-in presentation with its templates compiled.
 struct CompiledPresentation: Sendable {
-    let templates: [PresentationSlot: MustacheTemplate]
+    /// Every slot, in the order of ``templates``.
+    static let slots = PresentationSlot.allCases
+
+    /// The template of each slot of ``slots``, if any.
+    let templates: [RenderableTemplate?]
     let prepare: @Sendable (JSONValue) -> JSONValue
 
     init(_ presentation: BuiltInPresentation) {
-        var templates: [PresentationSlot: MustacheTemplate] = [:]
-        for (slot, source) in presentation.templates {
-            // Built-in templates are part of the program; one that fails to parse is our bug.
-            templates[slot] = try! MustacheTemplate(string: source)
+        // Built-in templates are part of the program; one that fails to parse is our bug.
+        self.templates = Self.slots.map { slot in
+            presentation.templates[slot].map { RenderableTemplate(try! MustacheTemplate(string: $0)) }
         }
-        self.templates = templates
         self.prepare = presentation.prepare
+    }
+}
+
+/// A parsed template and, when it stays within Islet's subset, its compiled form.
+struct RenderableTemplate: Sendable {
+    let parsed: MustacheTemplate
+    let compiled: CompiledMustache?
+
+    init(_ parsed: MustacheTemplate) {
+        self.parsed = parsed
+        self.compiled = CompiledMustache(parsed)
+    }
+
+    /// Parses `source` (tests compare both renderings with it).
+    init(source: String) throws {
+        self.init(try MustacheTemplate(string: source))
+    }
+
+    /// What swift-mustache itself renders, whatever the compiled form would (for tests).
+    func referenceRender(_ json: JSONValue) -> String {
+        self.parsed.render(mustacheContext(json))
+    }
+
+    /// Renders through the compiled form when there is one, else through swift-mustache.
+    func render(_ context: inout LazyMustacheContext) -> String {
+        if let compiled = self.compiled { return compiled.render(context.json) }
+        return self.parsed.render(context.converted())
+    }
+}
+
+/// A render context, converted for swift-mustache only if a template needs it.
+struct LazyMustacheContext {
+    let json: JSONValue
+    private var conversion: Any?
+
+    init(_ json: JSONValue) {
+        self.json = json
+    }
+
+    mutating func converted() -> Any {
+        if let conversion = self.conversion { return conversion }
+        let conversion = mustacheContext(self.json)
+        self.conversion = conversion
+        return conversion
     }
 }
 
 /// A height slot's output as points; `nil` when it is not a number.
 private func points(_ text: String?) -> Double? {
     guard let text else { return nil }
+    // The usual height, a few digits: read directly (the same value `Double` parses).
+    if !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        return Double(text.utf8.reduce(0) { $0 * 10 + Int($1 - 0x30) })
+    }
     let trimmed = text.filter { !$0.isWhitespace }
     guard let value = Double(trimmed), value.isFinite, value >= 0 else { return nil }
     return value

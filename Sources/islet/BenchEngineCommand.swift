@@ -11,6 +11,8 @@ struct BenchEngine: ParsableCommand {
     @Option(help: "Measured activity.update calls per diff row.") var updates = 20_000
     @Flag(help: "Skip the one-minute-steps run of the scale benchmark.") var skipStepped = false
     @Flag(help: "Only the small-world update → patch rows.") var diffOnly = false
+    @Flag(help: "Only the update → patch rows in the scale world (for profiling them).") var scaleDiffOnly = false
+    @Flag(help: "Print the last patch of each update → patch row.") var showPatch = false
     @Option(help: "Renderers for the small-world rows: mustache, plain or both.") var renderer = "both"
     @Option(help: "Widgets in the widget scale world (0 skips it); ten to a stack.") var widgets = 0
     @Option(help: "Timeline entries per widget.") var entries = 24
@@ -24,7 +26,8 @@ struct BenchEngine: ParsableCommand {
     func run() throws {
         let benchmark = EngineBenchmark(
             activities: self.activities, apps: self.apps, updates: self.updates, skipStepped: self.skipStepped,
-            diffOnly: self.diffOnly, renderer: self.renderer, widgets: self.widgets, entries: self.entries,
+            diffOnly: self.diffOnly, scaleDiffOnly: self.scaleDiffOnly, showPatch: self.showPatch,
+            renderer: self.renderer, widgets: self.widgets, entries: self.entries,
             stagger: self.stagger, widgetsOnly: self.widgetsOnly, withActivities: self.withActivities,
             widgetRuns: self.widgetRuns)
         try benchmark.run { print($0) }

@@ -3,7 +3,9 @@ extension StateDocument {
     /// Writes the canonical encoding, handing bytes to `sink` whenever at least `chunkSize`
     /// bytes are ready (and once more at the end), so a large document never sits in memory twice.
     /// - Complexity: O(size of the document + k log k per section to sort keys).
-    func write(chunkSize: Int, virtual: VirtualSection?, to sink: ([UInt8]) throws -> Void) rethrows {
+    func write(
+        chunkSize: Int, virtual: VirtualSection?, member: VirtualMember? = nil, to sink: ([UInt8]) throws -> Void
+    ) rethrows {
         var writer = JSONWriter(reservingCapacity: chunkSize + 4096)
         writer.writeRaw("{")
         for (sectionIndex, section) in DocumentSection.allCases.enumerated() {
@@ -11,11 +13,18 @@ extension StateDocument {
             writer.write(string: section.rawValue)
             writer.writeRaw(":{")
             let isVirtual = virtual?.section == section
+            let shared = member?.section == section && self.count(of: section) > 0 ? member?.value() : nil
             for (index, key) in (isVirtual ? virtual!.keys : self.sortedKeys(of: section)).enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
                 writer.writeRaw(":")
-                writer.write(isVirtual ? virtual!.entry(key)! : self[section, key]!)
+                if isVirtual {
+                    writer.write(virtual!.entry(key)!)
+                } else if let member, let shared {
+                    writer.write(member.splice(shared, into: self[section, key]!))
+                } else {
+                    writer.write(self[section, key]!)
+                }
                 if writer.bytes.count >= chunkSize {
                     try sink(writer.bytes)
                     writer = JSONWriter(reservingCapacity: chunkSize + 4096)
@@ -28,9 +37,9 @@ extension StateDocument {
     }
 
     /// The canonical encoding in one buffer.
-    func encoded(virtual: VirtualSection?) -> [UInt8] {
+    func encoded(virtual: VirtualSection?, member: VirtualMember? = nil) -> [UInt8] {
         var bytes: [UInt8] = []
-        self.write(chunkSize: 1 << 20, virtual: virtual) { bytes.append(contentsOf: $0) }
+        self.write(chunkSize: 1 << 20, virtual: virtual, member: member) { bytes.append(contentsOf: $0) }
         return bytes
     }
 }

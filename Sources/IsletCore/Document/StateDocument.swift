@@ -10,7 +10,18 @@ public enum DocumentSection: String, Sendable, Hashable, CaseIterable, Comparabl
 
     public static func < (lhs: DocumentSection, rhs: DocumentSection) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    var ordinal: Int { Self.allCases.firstIndex(of: self)! }
+    var ordinal: Int {
+        switch self {
+        case .activities: 0
+        case .apps: 1
+        case .clock: 2
+        case .config: 3
+        case .devices: 4
+        case .relevance: 5
+        case .stacks: 6
+        case .widgets: 7
+        }
+    }
 }
 
 /// The state document: one JSON tree, stored as a persistent map per section.
@@ -42,34 +53,73 @@ struct StateDocument: Sendable {
 
     /// A section as one JSON object.
     /// - Complexity: O(k log k).
-    func object(of section: DocumentSection, virtual: VirtualSection? = nil) -> JSONObject {
+    func object(of section: DocumentSection, virtual: VirtualSection? = nil, member: VirtualMember? = nil)
+        -> JSONObject
+    {
         if let virtual, virtual.section == section {
             return JSONObject(sortedUniqueMembers: virtual.keys.map { .init(key: $0, value: virtual.entry($0)!) })
         }
         let entries = self.sections[section.ordinal]
-        return JSONObject(sortedUniqueMembers: entries.keys.sorted().map { .init(key: $0, value: entries[$0]!) })
+        let keys = entries.keys.sorted()
+        guard let member, member.section == section, !keys.isEmpty else {
+            return JSONObject(sortedUniqueMembers: keys.map { .init(key: $0, value: entries[$0]!) })
+        }
+        let shared = member.value()
+        return JSONObject(
+            sortedUniqueMembers: keys.map { .init(key: $0, value: member.splice(shared, into: entries[$0]!)) })
     }
 
     /// The whole document as one JSON value.
     /// - Complexity: O(size of the document).
-    func value(virtual: VirtualSection?) -> JSONValue {
+    func value(virtual: VirtualSection?, member: VirtualMember? = nil) -> JSONValue {
         .object(
             JSONObject(
                 sortedUniqueMembers: DocumentSection.allCases.map {
-                    .init(key: $0.rawValue, value: .object(self.object(of: $0, virtual: virtual)))
+                    .init(key: $0.rawValue, value: .object(self.object(of: $0, virtual: virtual, member: member)))
                 }))
     }
 
     /// The value at `pointer`, or `nil` when nothing is there.
     /// - Complexity: O(log n) to find the entity, plus the walk below it; whole sections cost
-    ///   O(k log k) and the root O(size of the document).
-    func value(at pointer: JSONPointer, virtual: VirtualSection? = nil) -> JSONValue? {
+    ///   O(k log k) and the root O(size of the document); a read that includes a virtual
+    ///   member costs what building it costs.
+    func value(at pointer: JSONPointer, virtual: VirtualSection? = nil, member: VirtualMember? = nil) -> JSONValue? {
         let tokens = pointer.tokens
-        guard let first = tokens.first else { return self.value(virtual: virtual) }
+        guard let first = tokens.first else { return self.value(virtual: virtual, member: member) }
         guard let section = DocumentSection(rawValue: first) else { return nil }
-        guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual)) }
-        guard let entry = self[section, tokens[1]] else { return nil }
-        return entry[JSONPointer(tokens: Array(tokens.dropFirst(2)))]
+        guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual, member: member)) }
+        guard var entry = self[section, tokens[1]] else { return nil }
+        let inside = Array(tokens.dropFirst(2))
+        if let member, member.section == section, member.isAffected(by: inside) {
+            entry = member.splice(member.value(), into: entry)
+        }
+        return entry[JSONPointer(tokens: inside)]
+    }
+}
+
+/// A member of every entry of a section that the document does not store: entries hold `null`
+/// at `path`, and reads put the value there (built once per read, shared by every entry).
+///
+/// The Lock Screen list of every device's scene is one: 10,000 activities make it a
+/// 10,000-element array, which a revision that reorders it would otherwise copy (the engine's
+/// trial copy shares it), and which every scene shows the same.
+struct VirtualMember {
+    let section: DocumentSection
+    /// Where the member is, inside an entry.
+    let path: JSONPointer
+    let value: () -> JSONValue
+
+    /// Whether a read of `tokens` (inside an entry) includes the member.
+    func isAffected(by tokens: [String]) -> Bool {
+        let path = self.path.tokens
+        return tokens.count <= path.count ? path.starts(with: tokens) : tokens.starts(with: path)
+    }
+
+    /// `entry` with the member set to `value`.
+    func splice(_ value: JSONValue, into entry: JSONValue) -> JSONValue {
+        var entry = entry
+        try? entry.set(value, at: self.path)
+        return entry
     }
 }
 

@@ -102,5 +102,5 @@ extension Engine {
 
 /// LA-2: the encoded size of attributes plus content state, in bytes (canonical encoding).
 func payloadSize(attributes: JSONObject, state: JSONObject) -> Int {
-    JSONValue.object(attributes).encoded.count + JSONValue.object(state).encoded.count
+    JSONValue.object(attributes).encodedCount + JSONValue.object(state).encodedCount
 }

@@ -102,7 +102,6 @@ extension Engine {
             "reason": reason.map(JSONValue.string) ?? .null,
             "source": .string(delivery.source.rawValue),
         ]
-        self.apps[appID] = nil
         app.deliveries.append(.object(record))
         let excess = app.deliveries.count - self.configuration.deliveriesKept
         if excess > 0 { app.deliveries.removeFirst(excess) }

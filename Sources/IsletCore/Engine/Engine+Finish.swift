@@ -17,9 +17,14 @@ extension Engine {
         if self.changes.config {
             for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
         }
-        var deviceIDs = self.changes.devices
-        if self.changes.allDevices { deviceIDs.formUnion(self.devices.keys) }
-        for id in deviceIDs.sorted() { self.storeDevice(id, into: &operations) }
+        var rebuilt = self.changes.devices
+        if self.changes.allDevices { rebuilt.formUnion(self.devices.keys) }
+        var deviceIDs = rebuilt
+        if self.changes.lockScreen { deviceIDs.formUnion(self.devices.keys) }
+        var lockScreenList: JSONValue?  // built once, if a device needs it whole
+        for id in deviceIDs.sorted() {
+            self.storeDevice(id, rebuild: rebuilt.contains(id), list: &lockScreenList, into: &operations)
+        }
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
         }
@@ -98,7 +103,11 @@ extension Engine {
         }
         let new = self.appJSON(app)
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
-        JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        if case .object(let oldObject) = old, case .object(let newObject) = new {
+            JSONPatch.diff(oldObject, newObject, skipping: "deliveries", path, &operations)
+        } else {
+            JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        }
         let log = path.appending("deliveries")
         let kept = min(appended, app.deliveries.count)
         let dropped = oldCount + kept - app.deliveries.count
@@ -110,32 +119,65 @@ extension Engine {
         self.document[.apps, id] = new
     }
 
-    /// Stores a device. When the Lock Screen list changed by replayed moves, its operations are
-    /// the same for every device: they are reused instead of comparing two long lists per device.
-    private mutating func storeDevice(_ id: String, into operations: inout [PatchOperation]) {
-        guard let ops = self.changes.lockScreenOps, let device = self.devices[id], let old = self.document[.devices, id]
-        else {
-            self.store(.devices, id, self.devices[id].map(self.deviceJSON), into: &operations)
+    /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new
+    /// device is added with the list in it; otherwise the list's operations are the revision's
+    /// replayed moves, the same for every device, or (after too many moves to replay) one
+    /// `replace` of the list.
+    /// - Parameter rebuild: whether the device's entry may have changed; without it only the
+    ///   Lock Screen list did, and the entry is neither rebuilt nor compared.
+    private mutating func storeDevice(
+        _ id: String, rebuild: Bool, list: inout JSONValue?, into operations: inout [PatchOperation]
+    ) {
+        func wholeList() -> JSONValue {
+            if let list { return list }
+            let built = self.lockScreenList
+            list = built
+            return built
+        }
+        let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
+        let old = self.document[.devices, id]
+        if !rebuild, old != nil {
+            assert(old == self.devices[id].map(self.deviceJSON), "device \(id) changed without being touched")
+            self.appendLockScreenOperations(path, wholeList, into: &operations)
             return
         }
-        let new = self.deviceJSON(device)
-        let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
-        let list: JSONPointer = "/scene/lockScreen/activities"
-        var oldRest = old
-        var newRest = new
-        try? oldRest.set(.null, at: list)
-        try? newRest.set(.null, at: list)
-        JSONPatch.diff(oldRest, newRest, path, &operations)
-        let listPath = path.appending(list)
-        for op in ops {
-            operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+        let new = self.devices[id].map(self.deviceJSON)
+        switch (old, new) {
+        case (nil, nil):
+            return
+        case (nil, var added?):
+            try? added.set(wholeList(), at: Self.lockScreenListPointer)
+            operations.append(.add(path, added))
+        case (_?, nil):
+            operations.append(.remove(path))
+        case (let old?, let new?):
+            JSONPatch.diff(old, new, path, &operations)
+            self.appendLockScreenOperations(path, wholeList, into: &operations)
         }
         self.document[.devices, id] = new
     }
 
+    /// The Lock Screen list's operations of this revision under one device's path, if it changed.
+    private func appendLockScreenOperations(
+        _ path: JSONPointer, _ wholeList: () -> JSONValue, into operations: inout [PatchOperation]
+    ) {
+        guard self.changes.lockScreen else { return }
+        let listPath = path.appending(Self.lockScreenListPointer)
+        if let ops = self.changes.lockScreenOps {
+            for op in ops {
+                operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+            }
+        } else {
+            operations.append(.replace(listPath, wholeList()))
+        }
+    }
+
+    static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"
+    private static let clockNowPointer: JSONPointer = "/clock/now"
+
     private mutating func storeClock(into operations: inout [PatchOperation]) {
         let now = JSONValue.string(self.now.rfc3339)
-        operations.append(.replace("/clock/now", now))
+        operations.append(.replace(Self.clockNowPointer, now))
         self.document[.clock, "now"] = now
         if self.changes.clockSettings {
             self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &operations)
@@ -147,7 +189,6 @@ extension Engine {
     private mutating func renderTouched() {
         for id in self.changes.renders.sorted() {
             guard var activity = self.activities[id] else { continue }
-            self.activities[id] = nil  // so `activity` is the only owner and updates in place
             let rendered = self.render(activity)
             activity.render = rendered
             activity.renderedFragments = Self.fragmentsJSON(rendered)

@@ -3,11 +3,13 @@ internal import HashTreeCollections
 /// Calling the renderer: the context an activity's templates see, and which templates apply.
 extension Engine {
     func render(_ activity: Activity) -> RenderedPresentation {
-        let target = "activity:" + activity.attributesType
         var templates: [PresentationSlot: any CompiledTemplate] = [:]
-        for slot in PresentationSlot.allCases {
-            let key = TemplateKey(app: activity.app, target: target, slot: slot.rawValue)
-            if let stored = self.templates[key] { templates[slot] = stored.compiled }
+        if self.templates.hasTemplates(app: activity.app) {
+            let target = "activity:" + activity.attributesType
+            for slot in PresentationSlot.allCases {
+                let key = TemplateKey(app: activity.app, target: target, slot: slot.rawValue)
+                if let stored = self.templates[key] { templates[slot] = stored.compiled }
+            }
         }
         let request = PresentationRenderRequest(
             attributesType: activity.attributesType, templates: templates, context: self.renderContext(activity))
@@ -53,8 +55,8 @@ extension Engine {
 /// rendering reads, so it can render a widget while the engine changes it in place.
 struct WidgetRenderPass {
     let renderer: any PresentationRenderer
-    let templates: TreeDictionary<TemplateKey, StoredTemplate>
-    let apps: TreeDictionary<String, App>
+    let templates: TemplateStore
+    let apps: EntityMap<App>
     let devices: TreeDictionary<String, Device>
     private var appInfo: [String: (name: String, identity: JSONValue)] = [:]
     private var deviceCache: [String: Device?] = [:]
@@ -77,7 +79,9 @@ struct WidgetRenderPass {
 
     /// The HTML of a widget's shown entry, or of its placeholder with the text redacted (WK-7).
     mutating func html(for widget: Widget) -> String {
-        let key = TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")
+        let template =
+            self.templates.hasTemplates(app: widget.app)
+            ? self.templates[TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")]?.compiled : nil
         let entry = widget.shownEntry
         let app = self.appInfo[widget.app] ?? self.appRenderInfo(widget.app)
         self.appInfo[widget.app] = app
@@ -86,7 +90,7 @@ struct WidgetRenderPass {
             id: widget.id, app: widget.app, kind: widget.kind, family: widget.family,
             configuration: widget.configuration, placeholder: widget.placeholder, url: widget.url)
         let request = WidgetRenderRequest(
-            kind: widget.kind, family: widget.family, template: self.templates[key]?.compiled,
+            kind: widget.kind, family: widget.family, template: template,
             content: entry?.content ?? widget.placeholder, placeholder: entry == nil
         ) { widgetRenderContext(input, entry: entry, app: app, size: size) }
         let html = self.renderer.renderWidget(request)

@@ -22,8 +22,8 @@ public struct Engine: Sendable {
     public internal(set) var rev: UInt64 = 0
 
     var devices: TreeDictionary<String, Device> = [:]
-    var apps: TreeDictionary<String, App> = [:]
-    var activities: TreeDictionary<String, Activity> = [:]
+    var apps = EntityMap<App>()
+    var activities = EntityMap<Activity>()
     var widgets = EntityTable<Widget>()
     var stacks = EntityTable<Stack>()
     /// `/relevance`: the global ranking weights, hysteresis and dwell (SS-4, SS-5).
@@ -32,7 +32,7 @@ public struct Engine: Sendable {
     var kindMaxScores: TreeDictionary<String, Double> = [:]
     /// The widgets of each app and kind (`app/kind`), for SS-3 and `widget.reload` by kind.
     var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
-    var templates: TreeDictionary<TemplateKey, StoredTemplate> = [:]
+    var templates = TemplateStore()
     var tokens: TreeDictionary<String, TokenOwner> = [:]
     var index = PresentationIndex()
     var scheduler = DeadlineScheduler()
@@ -82,7 +82,7 @@ public struct Engine: Sendable {
     public func value(at pointer: JSONPointer) -> JSONValue? {
         let tokens = pointer.tokens
         guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
-            return self.document.value(at: pointer, virtual: self.widgetSection)
+            return self.document.value(at: pointer, virtual: self.widgetSection, member: self.lockScreenMember)
         }
         guard let widget = self.widgets[tokens[1]] else { return nil }
         let entries = tokens.count == 2 || tokens[2] == "timeline"
@@ -91,17 +91,31 @@ public struct Engine: Sendable {
 
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
-    public var documentValue: JSONValue { self.document.value(virtual: self.widgetSection) }
+    public var documentValue: JSONValue {
+        self.document.value(virtual: self.widgetSection, member: self.lockScreenMember)
+    }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
-    public var documentBytes: [UInt8] { self.document.encoded(virtual: self.widgetSection) }
+    public var documentBytes: [UInt8] {
+        self.document.encoded(virtual: self.widgetSection, member: self.lockScreenMember)
+    }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
-        try self.document.write(chunkSize: chunkSize, virtual: self.widgetSection, to: sink)
+        try self.document.write(
+            chunkSize: chunkSize, virtual: self.widgetSection, member: self.lockScreenMember, to: sink)
     }
+
+    /// Every scene's `lockScreen.activities`, built from the index when read.
+    private var lockScreenMember: VirtualMember {
+        VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList }
+    }
+
+    /// PR-6: the Lock Screen's activity ids in order, as the document shows them.
+    /// - Complexity: O(n).
+    var lockScreenList: JSONValue { .array(self.index.lockScreen.elements.map { .string($0.id) }) }
 
     /// `/widgets`, built from the model when read.
     private var widgetSection: VirtualSection {
@@ -168,6 +182,30 @@ struct TemplateKey: Sendable, Hashable, Comparable {
     static func < (lhs: TemplateKey, rhs: TemplateKey) -> Bool {
         (lhs.app, lhs.target, lhs.slot) < (rhs.app, rhs.target, rhs.slot)
     }
+}
+
+/// The templates of `template.put`, with how many each app has, so rendering an activity or a
+/// widget of an app without templates costs one lookup rather than one per slot.
+struct TemplateStore: Sendable {
+    private(set) var entries: TreeDictionary<TemplateKey, StoredTemplate> = [:]
+    private var countByApp: TreeDictionary<String, Int> = [:]
+
+    var keys: TreeDictionary<TemplateKey, StoredTemplate>.Keys { self.entries.keys }
+
+    subscript(key: TemplateKey) -> StoredTemplate? {
+        get { self.entries[key] }
+        set {
+            let old = self.entries[key]
+            self.entries[key] = newValue
+            let change = (newValue == nil ? 0 : 1) - (old == nil ? 0 : 1)
+            guard change != 0 else { return }
+            let count = (self.countByApp[key.app] ?? 0) + change
+            self.countByApp[key.app] = count == 0 ? nil : count
+        }
+    }
+
+    /// Whether `app` has any template.
+    func hasTemplates(app: String) -> Bool { self.countByApp[app] != nil }
 }
 
 /// A template's source (kept for snapshots) and its compiled form (from the renderer).

@@ -26,8 +26,10 @@ struct ChangeSet: Sendable {
     /// without comparing the logs).
     var appendedDeliveries: [String: Int] = [:]
     var devices: Set<String> = []
-    /// Every device's scene must be rebuilt (the shared island or Lock Screen changed).
+    /// Every device's scene must be rebuilt (the shared island changed).
     var allDevices = false
+    /// The Lock Screen list changed: every device gets its operations. The list is not part of
+    /// a device's stored entry, so this alone does not rebuild the entry.
     var lockScreen = false
     /// The Lock Screen moves of this revision, in order; `nil` once there are too many to be
     /// worth replaying (the scenes then compare the lists instead).

@@ -35,23 +35,27 @@ public struct JSONWriter: Sendable {
 
     /// A JSON Pointer as a JSON string, without building its text first.
     public mutating func write(pointer: JSONPointer) {
-        var plain = true
-        for token in pointer.tokens
-        where token.utf8.contains(where: {
-            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "~")
-                || $0 == UInt8(ascii: "/")
-        }) {
-            plain = false
-            break
-        }
-        guard plain else {
-            self.write(string: pointer.description)
-            return
-        }
+        let start = self.bytes.count
         self.bytes.append(UInt8(ascii: "\""))
         for token in pointer.tokens {
             self.bytes.append(UInt8(ascii: "/"))
-            self.bytes.append(contentsOf: token.utf8)
+            // Copy the token's bytes in one go, unless one needs an escape: then start over.
+            var token = token
+            let plain = token.withUTF8 { buffer in
+                for byte in buffer
+                where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+                    || byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/")
+                {
+                    return false
+                }
+                self.bytes.append(contentsOf: buffer)
+                return true
+            }
+            guard plain else {
+                self.bytes.removeSubrange(start...)
+                self.write(string: pointer.description)
+                return
+            }
         }
         self.bytes.append(UInt8(ascii: "\""))
     }
@@ -78,21 +82,26 @@ public struct JSONWriter: Sendable {
 
     public mutating func write(string: String) {
         self.bytes.append(UInt8(ascii: "\""))
-        // One pass over the UTF-8 bytes, copying the runs between characters that need an
-        // escape whole (most strings have none).
-        var text = string
-        text.withUTF8 { buffer in
-            var start = 0
-            for index in 0..<buffer.count {
-                let byte = buffer[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
-                self.writeEscaped(byte)
-                start = index + 1
-            }
-            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        // Read the bytes in place; only a string without contiguous UTF-8 is copied.
+        if string.utf8.withContiguousStorageIfAvailable({ self.writeEscaping($0) }) == nil {
+            var text = string
+            text.withUTF8 { self.writeEscaping($0) }
         }
         self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// One pass over the UTF-8 bytes, copying the runs between characters that need an escape
+    /// whole (most strings have none).
+    private mutating func writeEscaping(_ buffer: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        for index in 0..<buffer.count {
+            let byte = buffer[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            self.writeEscaped(byte)
+            start = index + 1
+        }
+        self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
     }
 
     private mutating func writeEscaped(_ byte: UInt8) {
@@ -111,26 +120,30 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    // Elements are read in place (indices, not iteration): iterating would copy each member
-    // and retain its strings and buffers, a large share of encoding a big patch.
+    // Elements are read in place through buffer pointers: iterating, or even subscripting the
+    // array, would copy each member and retain its strings and buffers, a large share of
+    // encoding a big patch.
 
     public mutating func write(array: [JSONValue]) {
         self.bytes.append(UInt8(ascii: "["))
-        for index in array.indices {
-            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(array[index])
+        array.withUnsafeBufferPointer { elements in
+            for index in elements.indices {
+                if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+                self.write(elements[index])
+            }
         }
         self.bytes.append(UInt8(ascii: "]"))
     }
 
     public mutating func write(object: JSONObject) {
         self.bytes.append(UInt8(ascii: "{"))
-        let members = object.members
-        for index in members.indices {
-            if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
-            self.write(string: members[index].key)
-            self.bytes.append(UInt8(ascii: ":"))
-            self.write(members[index].value)
+        object.members.withUnsafeBufferPointer { members in
+            for index in members.indices {
+                if index > 0 { self.bytes.append(UInt8(ascii: ",")) }
+                self.write(string: members[index].key)
+                self.bytes.append(UInt8(ascii: ":"))
+                self.write(members[index].value)
+            }
         }
         self.bytes.append(UInt8(ascii: "}"))
     }
@@ -143,7 +156,8 @@ public struct JSONWriter: Sendable {
 
     /// Appends raw punctuation or a literal, for callers streaming a larger document.
     public mutating func writeRaw(_ text: String) {
-        self.bytes.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { self.bytes.append(contentsOf: $0) }
     }
 }
 
@@ -159,6 +173,57 @@ extension JSONValue {
     public var encodedString: String {
         String(decoding: self.encoded, as: UTF8.self)
     }
+}
+
+extension JSONValue {
+    /// The length of ``encoded``, counted without writing it.
+    var encodedCount: Int {
+        switch self {
+        case .null: return 4
+        case .bool(let flag): return flag ? 4 : 5
+        case .number(let number): return jsonCount(number: number)
+        case .string(let text): return jsonCount(string: text)
+        case .array(let elements):
+            var count = 1 + max(1, elements.count)
+            for index in elements.indices { count += elements[index].encodedCount }
+            return count
+        case .object(let object):
+            let members = object.members
+            var count = 1 + max(1, members.count)
+            for index in members.indices {
+                count += jsonCount(string: members[index].key) + 1 + members[index].value.encodedCount
+            }
+            return count
+        }
+    }
+}
+
+/// The length of ``JSONWriter/write(number:)``'s output.
+private func jsonCount(number: Double) -> Int {
+    guard number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 else {
+        return number.description.utf8.count
+    }
+    let integer = Int64(number)
+    var magnitude = integer.magnitude
+    var count = integer < 0 ? 2 : 1
+    while magnitude >= 10 {
+        magnitude /= 10
+        count += 1
+    }
+    return count
+}
+
+/// The length of ``JSONWriter/write(string:)``'s output.
+private func jsonCount(string: String) -> Int {
+    var count = 2
+    for byte in string.utf8 {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: count += 2
+        case 0..<0x20: count += 6
+        default: count += 1
+        }
+    }
+    return count
 }
 
 extension JSONValue: CustomStringConvertible {

@@ -27,14 +27,34 @@ extension JSONPatch {
         }
     }
 
+    /// Appends the operations that turn object `old` into `new`, leaving out the member named
+    /// `skipped` (the caller describes its change itself).
+    static func diff(
+        _ old: JSONObject, _ new: JSONObject, skipping skipped: String, _ path: JSONPointer,
+        _ operations: inout [PatchOperation]
+    ) {
+        self.diffObjects(old, new, path, &operations, skipping: skipped)
+    }
+
     private static func diffObjects(
-        _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout [PatchOperation]
+        _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout [PatchOperation],
+        skipping skipped: String? = nil
     ) {
         var i = 0
         var j = 0
         let old = a.members
         let new = b.members
         while i < old.count || j < new.count {
+            if let skipped {
+                if i < old.count, old[i].key == skipped {
+                    i += 1
+                    continue
+                }
+                if j < new.count, new[j].key == skipped {
+                    j += 1
+                    continue
+                }
+            }
             if j == new.count || (i < old.count && old[i].key < new[j].key) {
                 operations.append(.remove(path.appending(old[i].key)))
                 i += 1

@@ -107,9 +107,12 @@ extension [PatchOperation] {
         // hundreds of megabytes would copy it.
         var writer = JSONWriter(reservingCapacity: 64 + self.count * 384)
         writer.writeRaw("[")
-        for (index, operation) in self.enumerated() {
-            if index > 0 { writer.writeRaw(",") }
-            operation.write(to: &writer)
+        // Operations are read in place: iterating would copy each one, retaining its path and value.
+        self.withUnsafeBufferPointer { operations in
+            for index in operations.indices {
+                if index > 0 { writer.writeRaw(",") }
+                operations[index].write(to: &writer)
+            }
         }
         writer.writeRaw("]")
         return writer.bytes

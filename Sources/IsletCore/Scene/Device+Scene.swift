@@ -3,7 +3,8 @@ internal import HashTreeCollections
 /// The scene resolver: what one device shows right now (API.md `scene`), from the shared
 /// island pick and Lock Screen order plus the device's own geometry, switches and expansion.
 extension Engine {
-    /// The device object of the document, scene included.
+    /// The device object of the document, scene included, as stored: the Lock Screen list is
+    /// `null` (reads and `add` operations put ``lockScreenList`` there).
     func deviceJSON(_ device: Device) -> JSONValue {
         let model = device.model
         let object: JSONObject = [
@@ -29,7 +30,7 @@ extension Engine {
             "banner": device.banner.map { ["activity": .string($0.activity), "until": .string($0.until.rfc3339)] }
                 ?? .null,
             "lockScreen": [
-                "activities": self.sceneBase.lockScreen, "widgets": .array(device.lockWidgets.map(JSONValue.string)),
+                "activities": .null, "widgets": .array(device.lockWidgets.map(JSONValue.string)),
                 "defaultBackground": .string(background),
             ],
             "standby": self.standbyJSON(device, pick),

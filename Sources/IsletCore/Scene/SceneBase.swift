@@ -12,9 +12,6 @@ struct IslandPick: Sendable, Hashable {
 /// of a revision only when the rankings changed.
 struct SceneBase: Sendable {
     var island = IslandPick()
-    /// PR-6: the Lock Screen's activity ids in order, as the JSON array every scene shares (one
-    /// storage, so unchanged scenes compare in O(1)).
-    var lockScreen: JSONValue = .array([])
 }
 
 extension Engine {
@@ -61,31 +58,22 @@ extension Engine {
             }
         }
         if self.changes.lockScreen {
-            if let moves = self.changes.lockScreenMoves, case .array(var list) = self.sceneBase.lockScreen {
-                self.sceneBase.lockScreen = .null  // so `list` is uniquely owned
-                self.changes.lockScreenOps = replay(moves, on: &list)
-                self.sceneBase.lockScreen = .array(list)
-            } else {
-                self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
-            }
-            self.changes.allDevices = true
+            // The list itself is not stored (see `VirtualMember`); its operations are the moves.
+            self.changes.lockScreenOps = self.changes.lockScreenMoves.map(operations(replaying:))
         }
     }
 }
 
-/// Applies Lock Screen moves to the list and returns them as patch operations (paths relative
-/// to the list).
-/// - Complexity: O(moves × list length) for the array shifts, which are memory moves.
-private func replay(_ moves: [PresentationIndex.LockScreenMove], on list: inout [JSONValue]) -> [PatchOperation] {
+/// Lock Screen moves as patch operations (paths relative to the list).
+/// - Complexity: O(moves).
+private func operations(replaying moves: [PresentationIndex.LockScreenMove]) -> [PatchOperation] {
     var operations: [PatchOperation] = []
     operations.reserveCapacity(moves.count)
     for move in moves {
         switch move {
         case .removed(let position):
-            list.remove(at: position)
             operations.append(.remove(JSONPointer(tokens: [String(position)])))
         case .inserted(let id, let position):
-            list.insert(.string(id), at: position)
             operations.append(.add(JSONPointer(tokens: [String(position)]), .string(id)))
         }
     }

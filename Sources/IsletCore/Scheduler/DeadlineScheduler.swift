@@ -5,7 +5,8 @@ internal import HeapModule
 /// Deadlines are kept in buckets, one per distinct instant, each in sequence order (sequences
 /// only grow, so appending keeps the order); a min-heap holds the bucket instants. Timelines make
 /// many deadlines share an instant (every widget whose entries fall on the hour), so popping
-/// one costs two dictionary accesses instead of a trip down a heap of millions of entries.
+/// one costs no more than moving a bucket's head: the bucket deadlines are popping from is held
+/// out of the dictionary (`frontBucket`), which is hashed once per instant, not per deadline.
 ///
 /// New deadlines are staged in a small array and merged when the engine needs the earliest one
 /// or commits a batch. An atomic batch runs on a copy of the engine; staging keeps that copy from
@@ -26,6 +27,10 @@ struct DeadlineScheduler: Sendable {
 
     private var instants = Heap<Instant>()
     private var buckets: [Instant: Bucket] = [:]
+    /// The instant deadlines last popped from, and its bucket, held out of `buckets` (the instant
+    /// stays in `instants`). Both `nil` or both set; the bucket is never empty.
+    private var frontAt: Instant?
+    private var frontBucket: Bucket?
     private var bucketed = 0
     private var staged: [Deadline] = []
     /// The earliest staged deadline (so staged ones need not be merged to know it).
@@ -62,22 +67,39 @@ struct DeadlineScheduler: Sendable {
     /// Puts back the deadline just popped, in front of its instant's bucket (its sequence is
     /// below every other deadline of that instant).
     mutating func reinsert(_ deadline: Deadline) {
-        if self.buckets[deadline.at] != nil, self.buckets[deadline.at]!.head > 0 {
-            self.buckets[deadline.at]!.head -= 1
-            self.buckets[deadline.at]!.items[self.buckets[deadline.at]!.head] = deadline
-        } else if self.buckets[deadline.at] != nil {
-            self.buckets[deadline.at]!.items.insert(deadline, at: 0)
-        } else {
+        let existing = self.modifyBucket(at: deadline.at) { bucket -> Bool in
+            guard bucket != nil else { return false }
+            if bucket!.head > 0 {
+                bucket!.head -= 1
+                bucket!.items[bucket!.head] = deadline
+            } else {
+                bucket!.items.insert(deadline, at: 0)
+            }
+            return true
+        }
+        if !existing {
             self.buckets[deadline.at] = Bucket(items: [deadline])
             self.instants.insert(deadline.at)
         }
         self.bucketed += 1
     }
 
+    /// Calls `body` on the bucket of `instant` (`nil` when there is none), wherever it is held.
+    /// `body` must not empty a bucket, nor create one.
+    private mutating func modifyBucket<R>(at instant: Instant, _ body: (inout Bucket?) -> R) -> R {
+        self.frontAt == instant ? body(&self.frontBucket) : body(&self.buckets[instant])
+    }
+
+    private func bucket(at instant: Instant) -> Bucket? {
+        self.frontAt == instant ? self.frontBucket : self.buckets[instant]
+    }
+
     /// The earliest entry, cancelled or not.
     var earliest: Deadline? {
         let stagedMin = self.stagedMin
-        guard let instant = self.instants.min, let bucketMin = self.buckets[instant]?.first else { return stagedMin }
+        guard let instant = self.instants.min, let bucketMin = self.bucket(at: instant)?.first else {
+            return stagedMin
+        }
         guard let stagedMin else { return bucketMin }
         return min(bucketMin, stagedMin)
     }
@@ -93,15 +115,19 @@ struct DeadlineScheduler: Sendable {
         return self.removeFirst(of: instant)
     }
 
+    /// Pops the first deadline of the earliest instant's bucket, made the front one first.
     private mutating func removeFirst(of instant: Instant) -> Deadline {
-        let (deadline, empty) = { (bucket: inout Bucket) -> (Deadline, Bool) in
-            let deadline = bucket.items[bucket.head]
-            bucket.head += 1
-            return (deadline, bucket.head == bucket.items.count)
-        }(&self.buckets[instant]!)
+        if self.frontAt != instant {
+            if let at = self.frontAt { self.buckets[at] = self.frontBucket }
+            self.frontAt = instant
+            self.frontBucket = self.buckets.removeValue(forKey: instant)
+        }
+        let deadline = self.frontBucket!.items[self.frontBucket!.head]
+        self.frontBucket!.head += 1
         self.bucketed -= 1
-        if empty {
-            self.buckets[instant] = nil
+        if self.frontBucket!.head == self.frontBucket!.items.count {
+            self.frontAt = nil
+            self.frontBucket = nil
             self.instants.removeMin()
         }
         return deadline
@@ -111,7 +137,7 @@ struct DeadlineScheduler: Sendable {
     /// `earliest` names a live deadline.
     mutating func dropCancelledHead(_ isCancelled: (Deadline) -> Bool) {
         self.flush()
-        while let instant = self.instants.min, let first = self.buckets[instant]?.first, isCancelled(first) {
+        while let instant = self.instants.min, let first = self.bucket(at: instant)?.first, isCancelled(first) {
             _ = self.removeFirst(of: instant)
         }
     }
@@ -125,10 +151,13 @@ struct DeadlineScheduler: Sendable {
             let at = self.staged[start].at
             var end = start + 1
             while end < self.staged.count, self.staged[end].at == at { end += 1 }
-            if self.buckets[at] != nil {
-                self.buckets[at]!.items.append(contentsOf: self.staged[start..<end])
-            } else {
-                self.buckets[at] = Bucket(items: Array(self.staged[start..<end]))
+            let run = self.staged[start..<end]
+            let existing = self.modifyBucket(at: at) { bucket -> Bool in
+                bucket?.items.append(contentsOf: run)
+                return bucket != nil
+            }
+            if !existing {
+                self.buckets[at] = Bucket(items: Array(run))
                 self.instants.insert(at)
             }
             start = end
@@ -143,6 +172,7 @@ struct DeadlineScheduler: Sendable {
         var result = self.staged
         result.reserveCapacity(self.count)
         for bucket in self.buckets.values { result += bucket.items[bucket.head...] }
+        if let front = self.frontBucket { result += front.items[front.head...] }
         return result
     }
 

@@ -116,7 +116,6 @@ extension Engine {
             self.activities[id]?.renderedFragments = Self.fragmentsJSON(rendered)
         }
         self.sceneBase.island = self.islandPick()
-        self.sceneBase.lockScreen = .array(self.index.lockScreen.elements.map { .string($0.id) })
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
         var pass = WidgetRenderPass(self)

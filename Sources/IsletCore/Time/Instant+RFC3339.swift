@@ -23,7 +23,43 @@ extension Instant {
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds.floorModulo(86_400)
         let (year, month, day) = civilFromDays(days)
-        // Formatting into a fixed byte buffer: dates are written for every revision.
+        guard (0...9999).contains(year) else { return self.rfc3339Slowly(year, month, day, secondOfDay, millis) }
+        // Written straight into the string's storage: dates are formatted several times per
+        // revision.
+        return String(unsafeUninitializedCapacity: millis == 0 ? 20 : 24) { buffer in
+            func put(_ value: Int64, _ width: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(secondOfDay % 3600 / 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 2, at: 17)
+            guard millis != 0 else {
+                buffer[19] = UInt8(ascii: "Z")
+                return 20
+            }
+            buffer[19] = UInt8(ascii: ".")
+            put(millis, 3, at: 20)
+            buffer[23] = UInt8(ascii: "Z")
+            return 24
+        }
+    }
+
+    /// The general form, for years outside 0–9999.
+    private func rfc3339Slowly(_ year: Int64, _ month: Int64, _ day: Int64, _ secondOfDay: Int64, _ millis: Int64)
+        -> String
+    {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
         appendDigits(&bytes, year, 4)

@@ -2,7 +2,7 @@ import IsletCore
 import IsletRender
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `islet bench engine`: the engine's budgets of DESIGN.md, measured in-process on one thread.
@@ -24,6 +24,10 @@ public struct EngineBenchmark: Sendable {
     public var skipStepped: Bool
     /// Only the small-world update → patch rows.
     public var diffOnly: Bool
+    /// Only the update → patch rows in the scale world (for profiling them).
+    public var scaleDiffOnly: Bool
+    /// Print the last patch of each update → patch row.
+    public var showPatch: Bool
     /// Renderers for the small-world rows: mustache, plain or both.
     public var renderer: String
     /// Widgets in the widget scale world (0 skips it); ten to a stack.
@@ -40,14 +44,17 @@ public struct EngineBenchmark: Sendable {
     public var widgetRuns: String
 
     public init(
-        activities: Int, apps: Int, updates: Int, skipStepped: Bool, diffOnly: Bool, renderer: String, widgets: Int,
-        entries: Int, stagger: Bool, widgetsOnly: Bool, withActivities: Bool, widgetRuns: String
+        activities: Int, apps: Int, updates: Int, skipStepped: Bool, diffOnly: Bool, scaleDiffOnly: Bool,
+        showPatch: Bool, renderer: String, widgets: Int, entries: Int, stagger: Bool, widgetsOnly: Bool,
+        withActivities: Bool, widgetRuns: String
     ) {
         self.activities = activities
         self.apps = apps
         self.updates = updates
         self.skipStepped = skipStepped
         self.diffOnly = diffOnly
+        self.scaleDiffOnly = scaleDiffOnly
+        self.showPatch = showPatch
         self.renderer = renderer
         self.widgets = widgets
         self.entries = entries
@@ -64,6 +71,7 @@ public struct EngineBenchmark: Sendable {
             if self.widgetsOnly { return }
         }
         report("islet bench engine — \(self.activities) activities, \(self.apps) apps, 3 devices")
+        if self.scaleDiffOnly { return try self.diffAtScale(report) }
         let renderers: [(String, any PresentationRenderer)] = [
             ("mustache", MustacheRenderer()), ("plain", PlainRenderer()),
         ]
@@ -87,7 +95,8 @@ public struct EngineBenchmark: Sendable {
                 ["type": "app.upsert", "id": "coffee", "foreground": true],
             ] + (0..<3).map { BenchWorld.request(index: $0, app: "coffee", staleAfter: 3600, alert: false) },
             at: BenchWorld.start)
-        let row = try measureUpdates(&engine, ids: (0..<3).map { "a\($0)" }, count: self.updates)
+        let row = try measureUpdates(
+            &engine, ids: (0..<3).map { "a\($0)" }, count: self.updates, show: self.showPatch, report: report)
         report("update → patch, 3 activities, renderer \(name): \(row)")
     }
 
@@ -96,9 +105,13 @@ public struct EngineBenchmark: Sendable {
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let ids = (0..<self.activities).map { "a\($0)" }
         let count = min(self.updates, 5000)
-        let same = try measureUpdates(&engine, ids: ids, count: count) { Double($0 % 4 * 25) }
+        let same = try measureUpdates(&engine, ids: ids, count: count, show: self.showPatch, report: report) {
+            Double($0 % 4 * 25)
+        }
         report("update → patch, \(self.activities) activities, renderer mustache, score kept: \(same)")
-        let moved = try measureUpdates(&engine, ids: ids, count: count) { Double(($0 + 1) % 4 * 25 + 10) }
+        let moved = try measureUpdates(&engine, ids: ids, count: count, show: self.showPatch, report: report) {
+            Double(($0 + 1) % 4 * 25 + 10)
+        }
         report(
             "update → patch, \(self.activities) activities, renderer mustache, score changed (Lock Screen reorders): \(moved)"
         )
@@ -179,7 +192,8 @@ public struct EngineBenchmark: Sendable {
 
 /// Times `count` single-command batches, each an update of the next activity with new state.
 private func measureUpdates(
-    _ engine: inout Engine, ids: [String], count: Int, score: (Int) -> Double = { _ in 25 }
+    _ engine: inout Engine, ids: [String], count: Int, show: Bool, report: (String) -> Void,
+    score: (Int) -> Double = { _ in 25 }
 ) throws -> String {
     var samples: [Duration] = []
     samples.reserveCapacity(count)
@@ -202,6 +216,7 @@ private func measureUpdates(
         samples.append(elapsed)
         totalOps += revision.ops.count
         totalBytes += revision.encodedOps.count
+        if show, iteration == count + 999 { report(String(decoding: revision.encodedOps, as: UTF8.self)) }
     }
     samples.sort()
     func percentile(_ p: Double) -> String { format(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) }

@@ -87,4 +87,55 @@ import Testing
         let roots = Set(revision.ops.map { $0.path.tokens.prefix(2).joined(separator: "/") })
         #expect(roots == ["activities/a1", "apps/coffee", "clock/now"])
     }
+
+    @Test(
+        "the Lock Screen list reads and replays the same whether a revision moves one activity, many, or adds a device"
+    )
+    func lockScreenList() throws {
+        var configuration = SimulatorConfiguration()
+        configuration.maxActivitiesPerApp = 100
+        configuration.maxActivitiesPerDevice = 100
+        var sim = Simulation(configuration: configuration)
+        try sim.setUp(devices: ["d1": "iphone-15-pro", "d2": "iphone-se-3"], apps: ["coffee"])
+        try sim.run(
+            batch: (0..<90).map { index in
+                [
+                    "type": "activity.request", "id": .string("l\(index)"), "app": "coffee", "attributesType": "T",
+                    "content": ["state": [:], "relevanceScore": .number(Double(index % 7))],
+                ]
+            })
+        func expectedList(_ sim: Simulation) -> [String] {
+            let activities = sim.get("/activities")?.objectValue?.members ?? []
+            return activities.filter { $0.value["activityState"] == "active" }.sorted { a, b in
+                let (x, y) = (a.value["content"]?["relevanceScore"]?.numberValue ?? 0, b.value["content"]?["relevanceScore"]?.numberValue ?? 0)
+                return x != y ? x > y : Int(a.key.dropFirst())! < Int(b.key.dropFirst())!
+            }.map(\.key)
+        }
+        #expect(sim.get("/devices/d1/scene/lockScreen/activities")?.arrayValue?.compactMap(\.stringValue) == expectedList(sim))
+        // One move: operations on the list, the same on every device.
+        let one = try sim.run(["type": "activity.update", "id": "l3", "content": ["state": [:], "relevanceScore": 99]])
+        let listOps = one.ops.filter { $0.path.description.contains("/lockScreen/activities/") }
+        #expect(listOps.count == 4)
+        #expect(sim.get("/devices/d2/scene/lockScreen/activities/0") == "l3")
+        // Many moves in one revision: the list is replaced whole.
+        let many = try sim.run(
+            batch: (0..<80).map { index in
+                [
+                    "type": "activity.update", "id": .string("l\(index)"),
+                    "content": ["state": [:], "relevanceScore": .number(Double((index * 5) % 11))],
+                ]
+            })
+        #expect(many.ops.contains { $0.kind == .replace && $0.path == "/devices/d1/scene/lockScreen/activities" })
+        // A device added later gets the list in its `add`.
+        let added = try sim.run(["type": "device.upsert", "id": "d3", "model": "iphone-16-pro-max"])
+        let add = try #require(added.ops.first { $0.path == "/devices/d3" })
+        #expect(add.value?["scene"]?["lockScreen"]?["activities"]?.arrayValue?.count == 90)
+        try sim.run(["type": "activity.end", "id": "l5", "dismissalPolicy": "immediate"])
+        #expect(sim.get("/devices/d3/scene/lockScreen/activities")?.arrayValue?.compactMap(\.stringValue) == expectedList(sim))
+        #expect(sim.get("/devices/d3/scene/lockScreen")?["activities"] == sim.get("/devices/d1/scene/lockScreen/activities"))
+        #expect(sim.get("/devices/d3")?["scene"]?["lockScreen"]?["activities"]?.arrayValue?.count == 89)
+        #expect(sim.engine.documentValue["devices"]?["d2"]?["scene"]?["lockScreen"]?["activities"]?.arrayValue?.count == 89)
+        #expect(try JSONParser().parse(sim.engine.documentBytes) == sim.engine.documentValue)
+        try sim.expectPatchesReplay()
+    }
 }

@@ -1,0 +1,52 @@
+internal import HashTreeCollections
+
+/// A persistent map from ids to large entities (activities, apps), each held in its own
+/// immutable box.
+///
+/// A `TreeDictionary` stores values inline in its nodes, and a batch runs on a copy of the
+/// engine: the first change to an entity then copies the whole node it sits in, each of its
+/// (up to 32) neighbours retaining its dozen strings, arrays and objects. With boxes, copying a
+/// node retains one reference per neighbour, and a change stores a new box.
+struct EntityMap<Value: Sendable>: Sendable {
+    /// One entity, never changed after it is made (so sharing it between copies is safe).
+    final class Box: Sendable {
+        let value: Value
+
+        init(_ value: Value) {
+            self.value = value
+        }
+    }
+
+    private var boxes: TreeDictionary<String, Box> = [:]
+
+    init() {}
+
+    /// The ids, in no particular order.
+    var keys: TreeDictionary<String, Box>.Keys { self.boxes.keys }
+
+    /// - Complexity: O(log n).
+    subscript(id: String) -> Value? {
+        get { self.boxes[id]?.value }
+        set { self.boxes[id] = newValue.map(Box.init) }
+    }
+
+    /// Removes an entity and returns it.
+    /// - Complexity: O(log n).
+    @discardableResult
+    mutating func removeValue(forKey id: String) -> Value? {
+        self.boxes.removeValue(forKey: id)?.value
+    }
+}
+
+extension EntityMap: Sequence {
+    /// The entities in no particular order.
+    struct Iterator: IteratorProtocol {
+        var base: TreeDictionary<String, Box>.Iterator
+
+        mutating func next() -> (key: String, value: Value)? {
+            self.base.next().map { ($0.key, $0.value.value) }
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(base: self.boxes.makeIterator()) }
+}
