@@ -1,3 +1,4 @@
+import IsletTestSupport
 import Testing
 
 @testable import IsletCore
@@ -10,7 +11,7 @@ import Testing
         case 1: return .bool(Bool.random(using: &random))
         case 2:
             return .number(
-                [0, -0.0, 7, -12, 1e15, 9_007_199_254_740_993, 0.1, -2.5e-8, 1e300][
+                [0, -0.0, 7, -12, 1e15, 9_007_199_254_740_994, 0.1, -2.5e-8, 1e300][
                     Int.random(in: 0..<9, using: &random)])
         case 3, 4:
             return .string(["", "plain", "quote \" and \\ back", "tab\t\n\r\u{8}\u{c}", "\u{1}\u{1f}", "é日本🙂"][
