@@ -137,18 +137,7 @@ public struct EngineBenchmark: Sendable {
             let built = residentMiB()
             let cpuStart = threadCPUSeconds()
             let start = ContinuousClock.now
-            var transitions = 0
-            var ops = 0
-            var bytes = 0
-            let steps = stepped ? 1440 : 1
-            for _ in 0..<steps {
-                let revision = try engine.apply(
-                    [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
-                    at: BenchWorld.start)
-                transitions += revision.transitions
-                ops += revision.ops.count
-                bytes += revision.encodedOps.count
-            }
+            let (transitions, ops, bytes, _) = try advanceDay(&engine, stepped: stepped)
             let elapsed = ContinuousClock.now - start
             let cpu = threadCPUSeconds() - cpuStart
             let perTransition = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
@@ -167,20 +156,7 @@ public struct EngineBenchmark: Sendable {
         var engine = try BenchWorld.build(activities: self.activities, apps: self.apps)
         let setup = ContinuousClock.now - setupStart
         let start = ContinuousClock.now
-        var transitions = 0
-        var ops = 0
-        var bytes = 0
-        var revisions = 0
-        let steps = stepped ? 1440 : 1
-        for _ in 0..<steps {
-            let revision = try engine.apply(
-                [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
-                at: BenchWorld.start)
-            transitions += revision.transitions
-            ops += revision.ops.count
-            bytes += revision.encodedOps.count
-            revisions += 1
-        }
+        let (transitions, ops, bytes, revisions) = try advanceDay(&engine, stepped: stepped)
         let elapsed = ContinuousClock.now - start
         let mode = stepped ? "1440 one-minute clock.advance steps" : "one clock.advance of 24 h"
         report(
@@ -188,6 +164,25 @@ public struct EngineBenchmark: Sendable {
                 + " in \(revisions) revision(s), \(ops) ops, \(bytes / 1024) KiB of patch (setup \(format(setup)),"
                 + " document \(engine.documentBytes.count / 1024) KiB)")
     }
+}
+
+/// Advances the clock 24 h, in one step or in 1,440 one-minute steps, and counts what the
+/// revisions carried.
+private func advanceDay(
+    _ engine: inout Engine, stepped: Bool
+) throws -> (transitions: Int, ops: Int, bytes: Int, revisions: Int) {
+    var totals = (transitions: 0, ops: 0, bytes: 0, revisions: 0)
+    let steps = stepped ? 1440 : 1
+    for _ in 0..<steps {
+        let revision = try engine.apply(
+            [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
+            at: BenchWorld.start)
+        totals.transitions += revision.transitions
+        totals.ops += revision.ops.count
+        totals.bytes += revision.encodedOps.count
+        totals.revisions += 1
+    }
+    return totals
 }
 
 /// Times `count` single-command batches, each an update of the next activity with new state.
