@@ -65,7 +65,7 @@ struct TailPushProcessTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("islet-push-\(getpid()).json").path
         defer { unlink(file) }
         let payload = #"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"onItsWay"}}}"#
-        FileManager.default.createFile(atPath: file, contents: Data(payload.utf8))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(payload.utf8)))
         let push = try IsletProcess(arguments: [
             "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "coffee.push-type.liveactivity",
             "--apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b", file,

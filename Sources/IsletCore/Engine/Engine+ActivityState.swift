@@ -22,14 +22,17 @@ extension Engine {
         self.noteChange(of: activity, before: .init(nil), wasOngoing: false, render: true)
     }
 
-    /// Forgets an activity: removes it from the document, the index and the token map.
+    /// Forgets an activity: removes it from the document and the index; its push token is
+    /// retired if it was dismissed (AP-4), else dropped.
     mutating func removeActivity(_ id: String) {
         guard let activity = self.activities.removeValue(forKey: id) else { return }
         let ranks = self.index.update(from: .init(activity), to: .init(nil), recording: &self.changes.lockScreenMoves)
         self.noteRanks(ranks)
         if activity.isOngoing { self.adjustOngoing(app: activity.app, by: -1) }
         self.apps[activity.app]?.activities.remove(id)
-        if let token = activity.pushToken { self.tokens[token] = nil }
+        if let token = activity.pushToken {
+            self.tokens[token] = activity.dismissedAt.map { .retired(activity: id, app: activity.app, dismissedAt: $0) }
+        }
         self.changes.touchActivity(id, render: false)
         self.collapsePresentations(of: id)
     }

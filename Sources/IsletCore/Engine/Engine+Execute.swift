@@ -118,6 +118,9 @@ extension Engine {
         for activity in app.activities.sorted() { self.removeActivity(activity) }
         for widget in app.widgets.sorted() { self.removeWidget(widget) }
         self.tokens[app.pushToStartToken] = nil
+        for (token, owner) in self.tokens {
+            if case .retired(_, app: id, _) = owner { self.tokens[token] = nil }
+        }
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil
         self.changes.apps.insert(id)

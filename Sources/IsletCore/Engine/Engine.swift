@@ -133,7 +133,11 @@ public struct Engine: Sendable {
             return TokenResolution(app: app, activity: nil, activityState: nil)
         case .activity(let id)?:
             guard let activity = self.activities[id] else { return nil }
-            return TokenResolution(app: activity.app, activity: id, activityState: activity.phase.rawValue)
+            return TokenResolution(
+                app: activity.app, activity: id, activityState: activity.phase.rawValue,
+                dismissedAt: activity.dismissedAt)
+        case .retired(let id, let app, let dismissedAt)?:
+            return TokenResolution(app: app, activity: id, activityState: "dismissed", dismissedAt: dismissedAt)
         case nil:
             return nil
         }
@@ -148,11 +152,14 @@ public struct TokenResolution: Sendable, Hashable {
     public var activity: String?
     /// The activity's `activityState`; `"dismissed"` means 410 `Unregistered` (AP-4).
     public var activityState: String?
+    /// When the activity was dismissed (the 410's `timestamp`), also once it is forgotten.
+    public var dismissedAt: Instant?
 
-    public init(app: String, activity: String?, activityState: String?) {
+    public init(app: String, activity: String?, activityState: String?, dismissedAt: Instant? = nil) {
         self.app = app
         self.activity = activity
         self.activityState = activityState
+        self.dismissedAt = dismissedAt
     }
 
     public var isPushToStart: Bool { self.activity == nil }
@@ -163,6 +170,10 @@ public struct TokenResolution: Sendable, Hashable {
 enum TokenOwner: Sendable, Hashable {
     case pushToStart(app: String)
     case activity(id: String)
+    /// The token of a dismissed activity the device has since forgotten: APNs keeps answering
+    /// 410 `Unregistered` for it (AP-4), so it is kept, and never handed out again, until its
+    /// app is deleted.
+    case retired(activity: String, app: String, dismissedAt: Instant)
 }
 
 /// Deterministic counters: generated ids, tokens and start order come from here, never from

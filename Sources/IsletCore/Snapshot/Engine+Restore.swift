@@ -32,6 +32,10 @@ extension Engine {
             self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
         }
         for activity in try root.array("activities", restoreActivity) { try self.restore(activity) }
+        // Snapshots written before retired tokens were kept have none.
+        if root.object["retiredTokens"] != nil {
+            for (token, owner) in try root.array("retiredTokens", restoreRetiredToken) { self.tokens[token] = owner }
+        }
         self.relevance = try restoreRelevance(try root.nested("relevance"))
         for member in try root.objectMember("kindMaxScores").members {
             guard let score = member.value.numberValue else { throw root.fail("kindMaxScores") }
@@ -193,4 +197,11 @@ private func restorePending(_ reader: SnapshotReader) throws(APIError) -> Pendin
     PendingDelivery(
         command: try reader.value("command"), receivedAt: try reader.instant("receivedAt"),
         deadline: try reader.count("deadline"))
+}
+
+private func restoreRetiredToken(_ reader: SnapshotReader) throws(APIError) -> (String, TokenOwner) {
+    let owner = TokenOwner.retired(
+        activity: try reader.string("activity"), app: try reader.string("app"),
+        dismissedAt: try reader.instant("dismissedAt"))
+    return (try reader.string("token"), owner)
 }

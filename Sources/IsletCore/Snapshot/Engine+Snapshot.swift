@@ -44,8 +44,20 @@ extension Engine {
             "stacks": .array(self.stacks.keys.sorted().map { snapshotJSON(self.stacks[$0]!) }),
             "relevance": .object(JSONObject(self.relevance.entries)),
             "kindMaxScores": .object(JSONObject(self.kindMaxScores.map { ($0.key, JSONValue.number($0.value)) })),
+            "retiredTokens": .array(self.retiredTokensSnapshot()),
         ]
         return .object(object)
+    }
+
+    /// The retired push tokens (AP-4), sorted by token.
+    private func retiredTokensSnapshot() -> [JSONValue] {
+        self.tokens.keys.sorted().compactMap { token in
+            guard case .retired(let activity, let app, let dismissedAt)? = self.tokens[token] else { return nil }
+            return [
+                "token": .string(token), "activity": .string(activity), "app": .string(app),
+                "dismissedAt": .string(dismissedAt.rfc3339),
+            ]
+        }
     }
 
     /// The snapshot's canonical bytes.

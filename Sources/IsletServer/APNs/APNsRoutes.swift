@@ -101,12 +101,7 @@ extension IsletServer {
     /// being valid.
     private func unregistered(_ resolution: TokenResolution) -> APNsFailure {
         var failure = APNsFailure(status: 410, reason: "Unregistered")
-        if let id = resolution.activity,
-            let text = self.engine.value(at: JSONPointer(tokens: ["activities", id, "dismissedAt"]))?.stringValue,
-            let instant = try? Instant(rfc3339: text)
-        {
-            failure.timestamp = instant.millisecondsSinceEpoch
-        }
+        failure.timestamp = resolution.dismissedAt?.millisecondsSinceEpoch
         return failure
     }
 }

@@ -178,4 +178,23 @@ import Testing
         try again.setUp()
         #expect(try again.request("a1", extra: ["pushType": "token"])["pushToken"] == .string(token))
     }
+
+    @Test("a dismissed activity's token still says dismissed once the device forgot it, across a snapshot, until the app is deleted (AP-4)")
+    func retiredToken() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        let token = try #require(try sim.request("a1", extra: ["pushType": "token"])["pushToken"]?.stringValue)
+        try sim.run(["type": "activity.dismiss", "id": "a1"])
+        let dismissedAt = try #require(sim.engine.resolve(token: token)?.dismissedAt)
+        try sim.advance(seconds: 86_400 + 60)
+        #expect(sim.get("/activities/a1") == nil, "forgotten after dismissedRetentionSeconds")
+        let retired = TokenResolution(app: "coffee", activity: "a1", activityState: "dismissed", dismissedAt: dismissedAt)
+        #expect(sim.engine.resolve(token: token) == retired)
+        let restored = try Engine(snapshot: sim.engine.snapshot(), renderer: TestRenderer())
+        #expect(restored.resolve(token: token) == retired)
+        #expect(restored.snapshotBytes == sim.engine.snapshotBytes)
+        try sim.run(["type": "app.delete", "id": "coffee"])
+        #expect(sim.engine.resolve(token: token) == nil, "a deleted app's tokens are unknown")
+        try sim.expectPatchesReplay()
+    }
 }

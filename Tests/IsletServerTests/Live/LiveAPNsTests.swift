@@ -93,7 +93,13 @@ struct LiveAPNsTests {
             case "Unregistered":
                 _ = try TestHTTP.commands(port: server.port, [["type": "activity.dismiss", "id": "a1"]])
                 reply = try world.push(token, Self.update)
-                #expect(try reply.json()["timestamp"]?.numberValue != nil)
+                let timestamp = try reply.json()["timestamp"]?.numberValue
+                #expect(timestamp != nil)
+                // Still 410 with the same timestamp once the device forgot the activity.
+                _ = try TestHTTP.commands(port: server.port, [["type": "clock.advance", "seconds": 90_000]])
+                let later = try world.push(token, Self.update)
+                let laterTimestamp = try later.json()["timestamp"]?.numberValue
+                #expect(later.status == 410 && laterTimestamp == timestamp, "\(later.text)")
             case "BadCollapseId":
                 reply = try world.push(
                     token, Self.update, extra: [("apns-collapse-id", String(repeating: "c", count: 65))])
