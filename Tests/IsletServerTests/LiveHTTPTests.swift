@@ -213,4 +213,22 @@ struct LiveHTTPTests {
             #expect(text.contains("islet_connections_accepted_total"))
         }
     }
+
+    @Test("/metrics counts group commits, their records and their time")
+    func storeMetrics() async throws {
+        try await withRunningServer { server in
+            _ = try TestHTTP.commands(
+                port: server.port, [["type": "device.upsert", "id": "d1", "model": "iphone-15-pro"]])
+            _ = try TestHTTP.commands(port: server.port, [["type": "app.upsert", "id": "coffee"]])
+            let text = try TestHTTP.request(port: server.port, "/metrics").text
+            func value(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+                    Double($0.split(separator: " ")[1])
+                }
+            }
+            #expect(value("islet_store_commits_total") == 2, "\(text)")
+            #expect(value("islet_store_records_total") == 2)
+            #expect(text.contains("islet_store_commit_seconds"))
+        }
+    }
 }
