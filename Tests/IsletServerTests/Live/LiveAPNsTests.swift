@@ -55,7 +55,7 @@ struct LiveAPNsTests {
     }
 
     @Test(
-        "AP-1…AP-5 refusals carry APNs reasons",
+        "AP-1, AP-2, AP-3, AP-4, AP-5: refusals carry APNs reasons",
         arguments: [
             ("InvalidPushType", 400), ("MissingTopic", 400), ("BadTopic", 400), ("TopicDisallowed", 400),
             ("DeviceTokenNotForTopic", 400), ("BadPriority", 400), ("PayloadTooLarge", 413), ("PayloadEmpty", 400),
