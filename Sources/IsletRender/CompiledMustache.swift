@@ -229,27 +229,14 @@ extension CompiledMustache {
     private static let falseBytes = Array("false".utf8)
 }
 
-/// HTML-escapes `text` onto `output` exactly as swift-mustache does: `<`, `>`, `&`, `"` and
-/// `'` are replaced when they are a whole character (grapheme cluster). ASCII text is escaped
-/// byte by byte; other text with something to escape goes character by character, like
-/// swift-mustache, so a `&` that a combining mark joins is kept as it is there too.
+/// HTML-escapes `text` onto `output`: every `<`, `>`, `&`, `"` and `'` byte is replaced.
+///
+/// Byte by byte on purpose, not per character (grapheme cluster) as swift-mustache does: a
+/// browser tokenizes code points, so a `"` that a combining mark joins into one character still
+/// ends an attribute value. The five are ASCII and never occur inside a multi-byte sequence.
 func appendEscaped(_ text: String, to output: inout [UInt8]) {
     var text = text
-    let done = text.withUTF8 { buffer in
-        var special = false
-        var ascii = true
-        for byte in buffer {
-            if byte >= 0x80 {
-                ascii = false
-            } else if byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27 {
-                special = true
-            }
-        }
-        guard special else {
-            output.append(contentsOf: buffer)
-            return true
-        }
-        guard ascii else { return false }
+    text.withUTF8 { buffer in
         var start = 0
         for index in 0..<buffer.count {
             guard let replacement = asciiEscape(buffer[index]) else { continue }
@@ -258,21 +245,7 @@ func appendEscaped(_ text: String, to output: inout [UInt8]) {
             start = index + 1
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
-        return true
     }
-    guard !done else { return }
-    var escaped = ""
-    for character in text {
-        switch character {
-        case "<": escaped += "&lt;"
-        case ">": escaped += "&gt;"
-        case "&": escaped += "&amp;"
-        case "\"": escaped += "&quot;"
-        case "'": escaped += "&#39;"
-        default: escaped.append(character)
-        }
-    }
-    output += escaped.utf8
 }
 
 private func asciiEscape(_ byte: UInt8) -> [UInt8]? {

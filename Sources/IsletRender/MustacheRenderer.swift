@@ -41,8 +41,7 @@ public struct MustacheRenderer: PresentationRenderer {
     /// Every value is escaped.
     public func renderWidget(_ request: WidgetRenderRequest) -> String {
         if let own = (request.template as? Compiled)?.template {
-            var context = LazyMustacheContext(request.context.setting("view", .object(familyFlags(request.family))))
-            return own.render(&context)
+            return own.render(request.context.setting("view", .object(familyFlags(request.family))))
         }
         guard let builtIn = self.widgetBuiltIns[request.kind] else { return defaultWidgetHTML(request) }
         return builtIn.render(WidgetHTML(request))
@@ -50,22 +49,29 @@ public struct MustacheRenderer: PresentationRenderer {
 
     public func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
         try TemplateSafety.check(source)
+        let parsed: MustacheTemplate
         do {
-            return Compiled(template: RenderableTemplate(try MustacheTemplate(string: source)))
+            parsed = try MustacheTemplate(string: source)
         } catch {
             throw APIError(.invalidArgument, "the Mustache template does not parse: \(describe(error))")
         }
+        guard let template = RenderableTemplate(parsed) else {
+            throw APIError(
+                .invalidArgument,
+                "templates may use variables, sections, inverted sections and comments, not transforms")
+        }
+        return Compiled(template: template)
     }
 
     public func render(_ request: PresentationRenderRequest) -> RenderedPresentation {
         let presentation = self.builtIns[request.attributesType] ?? self.fallback
-        var context = LazyMustacheContext(presentation.prepare(request.context))
+        let context = presentation.prepare(request.context)
         var fragments: [PresentationSlot: String] = [:]
         fragments.reserveCapacity(CompiledPresentation.slots.count)
         for (index, slot) in CompiledPresentation.slots.enumerated() {
             let own = request.templates.isEmpty ? nil : (request.templates[slot] as? Compiled)?.template
             guard let template = own ?? presentation.templates[index] else { continue }
-            fragments[slot] = template.render(&context)
+            fragments[slot] = template.render(context)
         }
         return RenderedPresentation(
             fragments: fragments, expandedHeight: points(fragments[.expandedHeight]),
@@ -83,55 +89,42 @@ struct CompiledPresentation: Sendable {
     let prepare: @Sendable (JSONValue) -> JSONValue
 
     init(_ presentation: BuiltInPresentation) {
-        // Built-in templates are part of the program; one that fails to parse is our bug.
+        // Built-in templates are part of the program; one that fails to parse or to compile is
+        // our bug (a test compiles them all).
         self.templates = Self.slots.map { slot in
-            presentation.templates[slot].map { RenderableTemplate(try! MustacheTemplate(string: $0)) }
+            presentation.templates[slot].map { RenderableTemplate(try! MustacheTemplate(string: $0))! }
         }
         self.prepare = presentation.prepare
     }
 }
 
-/// A parsed template and, when it stays within Islet's subset, its compiled form.
+/// A template of Islet's Mustache subset (variables, sections, inverted sections, comments):
+/// parsed by swift-mustache, rendered by its compiled form, which escapes every value byte by
+/// byte (`appendEscaped`). swift-mustache escapes per character, which a combining mark after
+/// a quote slips past, so it never renders Islet's output.
 struct RenderableTemplate: Sendable {
     let parsed: MustacheTemplate
-    let compiled: CompiledMustache?
+    let compiled: CompiledMustache
 
-    init(_ parsed: MustacheTemplate) {
+    /// Nil when the template uses a construct outside the subset (transforms).
+    init?(_ parsed: MustacheTemplate) {
+        guard let compiled = CompiledMustache(parsed) else { return nil }
         self.parsed = parsed
-        self.compiled = CompiledMustache(parsed)
+        self.compiled = compiled
     }
 
-    /// Parses `source` (tests compare both renderings with it).
-    init(source: String) throws {
+    /// Parses `source`; nil outside the subset (tests compare both renderings with it).
+    init?(source: String) throws {
         self.init(try MustacheTemplate(string: source))
     }
 
-    /// What swift-mustache itself renders, whatever the compiled form would (for tests).
+    /// What swift-mustache itself renders (for the differential tests).
     func referenceRender(_ json: JSONValue) -> String {
         self.parsed.render(mustacheContext(json))
     }
 
-    /// Renders through the compiled form when there is one, else through swift-mustache.
-    func render(_ context: inout LazyMustacheContext) -> String {
-        if let compiled = self.compiled { return compiled.render(context.json) }
-        return self.parsed.render(context.converted())
-    }
-}
-
-/// A render context, converted for swift-mustache only if a template needs it.
-struct LazyMustacheContext {
-    let json: JSONValue
-    private var conversion: Any?
-
-    init(_ json: JSONValue) {
-        self.json = json
-    }
-
-    mutating func converted() -> Any {
-        if let conversion = self.conversion { return conversion }
-        let conversion = mustacheContext(self.json)
-        self.conversion = conversion
-        return conversion
+    func render(_ context: JSONValue) -> String {
+        self.compiled.render(context)
     }
 }
 
