@@ -2,25 +2,27 @@
 //
 // Thread and lifetime rules: the lock belongs to the open file description made here, so it is
 // held until `deinit` closes the descriptor (or the process ends, which is how a killed server
-// releases it). flock(2) locks are independent of the POSIX record locks SQLite takes on the same
-// file, so the two never interfere; the descriptor is only closed when its `CommandLog` goes away,
-// after which SQLite holds no lock on the file either.
+// releases it). The lock is taken on a sidecar file (`<database>-lock`), never on the database:
+// closing any descriptor of a file drops every POSIX record lock the process holds on it, SQLite's
+// included, so a failed attempt on the database itself would release the locks of a log this
+// process already has open.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An exclusive advisory lock on a database file, held by the one process that writes it.
 final class OwnerLock {
     private let descriptor: Int32
 
-    /// Takes the lock without waiting.
+    /// Takes the lock on `path`'s sidecar lock file (created if missing) without waiting.
     /// - Throws: `StoreError.inUse` when another open log holds it (in this process or another),
-    ///   `StoreError.cannotOpen` when the file cannot be opened.
+    ///   `StoreError.cannotOpen` when the lock file cannot be opened.
     init(path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError.cannotOpen(path: path, detail: String(cString: strerror(errno)), code: nil)
+            throw StoreError.cannotOpen(
+                path: path, detail: "\(path)-lock: \(String(cString: strerror(errno)))", code: nil)
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let failure = errno
