@@ -260,8 +260,8 @@ public struct IsletConfiguration: Sendable, Equatable {
             problems.append(.init("db", "must not be empty (use :memory: for a throwaway log)"))
         }
         if self.store.snapshotEveryRevisions < 1 { problems.append(.init("snapshot-every", "must be at least 1")) }
-        if !(self.store.snapshotEverySeconds > 0) {
-            problems.append(.init("snapshot-interval", "must be a positive number of seconds"))
+        if !(self.store.snapshotEverySeconds > 0 && self.store.snapshotEverySeconds <= 31_536_000) {
+            problems.append(.init("snapshot-interval", "must be a positive number of seconds, at most a year"))
         }
         if !(self.rateLimit.commandsPerSecond >= 0) || !(self.rateLimit.burst >= 1) {
             problems.append(.init("rate-limit", "needs a rate >= 0 (0: off) and a burst >= 1"))

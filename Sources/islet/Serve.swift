@@ -207,7 +207,7 @@ struct Serve: AsyncParsableCommand {
         var store = IsletConfiguration.Store()
         store.replayPath = self.replay
         // A replay starts a new store: a throwaway one unless a file is named.
-        store.path = self.db ?? environment["ISLET_DB"] ?? (self.replay == nil ? "./islet.sqlite" : ":memory:")
+        store.path = self.db ?? (self.replay == nil ? environment["ISLET_DB"] ?? "./islet.sqlite" : ":memory:")
         if let text = self.durability ?? environment["ISLET_DURABILITY"] {
             guard store.setDurability(named: text) else {
                 throw ValidationError("--durability must be normal or full, not \(text)")

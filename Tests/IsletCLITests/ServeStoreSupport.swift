@@ -33,8 +33,10 @@ struct ServeProcess {
 }
 
 /// Runs `islet` with `arguments` to its end; returns its status, standard output and error.
-func runIslet(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let process = try IsletProcess(arguments: arguments)
+func runIslet(
+    _ arguments: [String], environment: [String: String] = [:]
+) throws -> (status: Int32, output: String, errors: String) {
+    let process = try IsletProcess(arguments: arguments, environment: environment)
     var lines: [String] = []
     while let line = try process.readLine(timeout: .seconds(30)) { lines.append(line) }
     let status = try process.waitForExit(timeout: .seconds(30))

@@ -44,16 +44,34 @@ struct ServerUnitTests {
         #expect(throws: Never.self) { try IsletConfiguration().validate() }
     }
 
+    @Test(
+        "a snapshot interval that is not a finite positive number of seconds is refused",
+        arguments: [0, -1, .infinity, .nan, 1e20])
+    func snapshotInterval(seconds: Double) {
+        var configuration = IsletConfiguration()
+        configuration.store.snapshotEverySeconds = seconds
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+
     @Test("router: HEAD uses GET, 405 lists the methods, parameters bind one segment")
     func router() {
         var router = Router()
         router.add(.GET, "/a/{id}") { _ in .now(HTTPResponse(status: 200)) }
         router.add(.DELETE, "/a/{id}") { _ in .now(HTTPResponse(status: 204)) }
-        guard case .found(_, let parameters) = router.match(.HEAD, "/a/x") else { Issue.record("no match"); return }
+        guard case .found(_, let parameters) = router.match(.HEAD, "/a/x") else {
+            Issue.record("no match")
+            return
+        }
         #expect(parameters == ["id": "x"])
-        guard case .methodNotAllowed(let allowed) = router.match(.POST, "/a/x") else { Issue.record("no 405"); return }
+        guard case .methodNotAllowed(let allowed) = router.match(.POST, "/a/x") else {
+            Issue.record("no 405")
+            return
+        }
         #expect(allowed == [.GET, .DELETE, .HEAD])
-        guard case .notFound = router.match(.GET, "/a") else { Issue.record("matched /a"); return }
+        guard case .notFound = router.match(.GET, "/a") else {
+            Issue.record("matched /a")
+            return
+        }
     }
 
     @Test(
