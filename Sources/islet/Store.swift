@@ -74,9 +74,10 @@ struct StoreImport: ParsableCommand {
             }
         }
         try withStoreErrors("import") {
+            // Checked first: a scenario that does not replay leaves no log behind.
+            try ScenarioImport.check(file: self.file, configuration: configuration)
             let log = try CommandLogFile(path: self.db)
-            let reader = try LineReader(path: self.file)
-            let summary = try log.importScenario(lines: reader.next, configuration: configuration)
+            let summary = try log.importScenario(file: self.file, configuration: configuration)
             print(
                 "imported \(summary.lines) lines into \(self.db): revisions 1–\(summary.revisions), "
                     + "\(summary.clockAdvances) clock advances added, epoch \(log.epoch)")

@@ -4,7 +4,7 @@ import IsletTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `islet serve --db`, `--replay` and the `islet store` commands as processes.
@@ -86,6 +86,27 @@ struct StoreProcessTests {
             defer { _ = try? server.stop() }
             #expect(try server.state()["value"]?.encoded == state["value"]?.encoded)
             #expect(try runIslet(["store", "import", scenario, "--db", imported]).status == 2, "in use, and not empty")
+        }
+    }
+
+    @Test("a scenario that does not replay, or is missing, is refused before any log is created")
+    func refusedImportLeavesNothing() throws {
+        try withTemporaryDirectory { dir in
+            let scenario = dir.file("bad.jsonl")
+            let good =
+                #"{"at":"2026-11-22T08:00:00Z","commands":[{"type":"device.upsert","id":"d1","model":"iphone-15-pro"}]}"#
+            let refused = #"{"at":"2026-11-22T08:01:00Z","commands":[{"type":"nope"}]}"#
+            try (good + "\n" + refused + "\n").write(toFile: scenario, atomically: true, encoding: .utf8)
+            let db = dir.file("new.sqlite")
+            let result = try runIslet(["store", "import", scenario, "--db", db])
+            #expect(result.status == 2)
+            #expect(result.errors.contains("line 2"), "\(result.errors)")
+            #expect(!FileManager.default.fileExists(atPath: db), "no log is created for a refused scenario")
+            #expect(try runIslet(["store", "import", dir.file("missing.jsonl"), "--db", db]).status == 2)
+            #expect(!FileManager.default.fileExists(atPath: db))
+            let serve = try runIslet(["serve", "--port", "0", "--replay", scenario, "--db", db])
+            #expect(serve.status == 2)
+            #expect(!FileManager.default.fileExists(atPath: db))
         }
     }
 

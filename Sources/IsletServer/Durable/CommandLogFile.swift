@@ -46,10 +46,8 @@ public final class CommandLogFile {
     }
 
     /// Replays scenario lines into this log, which must hold no revision (`ScenarioImport`).
-    public func importScenario(
-        lines next: () throws -> [UInt8]?, configuration: IsletConfiguration
-    ) throws -> ImportSummary {
-        try ScenarioImport.run(lines: next, into: self.log, configuration: configuration)
+    public func importScenario(file path: String, configuration: IsletConfiguration) throws -> ImportSummary {
+        try ScenarioImport.run(file: path, into: self.log, configuration: configuration)
     }
 
     /// Deletes the records before the latest snapshot except the `keepingRecords` newest of them,

@@ -31,24 +31,42 @@ public enum ScenarioImport {
     /// Records are appended in transactions of this many.
     static let group = 1000
 
-    /// Replays the lines `next` returns (nil at the end) into `log`, which must hold no record.
+    /// Replays the scenario file at `path` without writing anything: every line must parse and
+    /// be accepted by the engine. Callers check a file before they create or touch a log, so a
+    /// refused scenario leaves nothing behind.
+    /// - Throws: `ScenarioError` naming the file's problem or the line that is malformed or refused.
+    @discardableResult
+    public static func check(file path: String, configuration: IsletConfiguration) throws -> ImportSummary {
+        try self.replay(file: path, configuration: configuration, writing: nil)
+    }
+
+    /// Replays the scenario file at `path` into `log`, which must hold no record. Check the file
+    /// first (`check(file:configuration:)`): a line refused here leaves the lines before it in
+    /// the log.
     /// - Throws: `ScenarioError` naming the line that is malformed or that the engine refuses;
     ///   a `StoreError` on a failed write (records already written stay).
     @discardableResult
     public static func run(
-        lines next: () throws -> [UInt8]?, into log: CommandLog, configuration: IsletConfiguration
+        file path: String, into log: CommandLog, configuration: IsletConfiguration
     ) throws -> ImportSummary {
         guard log.lastSequence == 0 else {
             throw ScenarioError(
                 "\(log.path) already holds revisions up to \(log.lastSequence): a scenario replays into a new store")
         }
+        return try self.replay(file: path, configuration: configuration, writing: log)
+    }
+
+    private static func replay(
+        file path: String, configuration: IsletConfiguration, writing log: CommandLog?
+    ) throws -> ImportSummary {
+        let file = try LineReader(path: path)
         var reader = LineNumbering()
-        let first = try reader.nextLine(from: next)
+        let first = try reader.nextLine(from: file.next)
         let start = configuration.virtualClockStart ?? first?.line.at ?? Instant(millisecondsSinceEpoch: 0)
         var replayer = ScenarioReplayer(start: start)
         var history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
-        try log.writeSnapshot(
+        try log?.writeSnapshot(
             sequence: 0, instant: start.millisecondsSinceEpoch,
             payload: SnapshotPayload(engine: replayer.engine.snapshotBytes, history: []).encoded())
         var pending: [LogRecord] = []
@@ -62,22 +80,26 @@ public enum ScenarioImport {
             } catch {
                 throw ScenarioError(line: number, "the engine refuses it: \(error)")
             }
-            for (record, revision) in produced {
-                pending.append(record)
-                history.append(rev: revision.rev, encodedOps: revision.encodedOps)
+            if let log {
+                for (record, revision) in produced {
+                    pending.append(record)
+                    history.append(rev: revision.rev, encodedOps: revision.encodedOps)
+                }
+                if pending.count >= Self.group {
+                    try log.append(pending)
+                    pending = []
+                }
             }
-            if pending.count >= Self.group {
-                try log.append(pending)
-                pending = []
-            }
-            current = try reader.nextLine(from: next)
+            current = try reader.nextLine(from: file.next)
         }
-        try log.append(pending)
-        if replayer.engine.rev > 0 {
-            let payload = SnapshotPayload(engine: replayer.engine.snapshotBytes, history: history.allEntries)
-            try log.writeSnapshot(
-                sequence: replayer.engine.rev, instant: replayer.wall.millisecondsSinceEpoch, payload: payload.encoded()
-            )
+        if let log {
+            try log.append(pending)
+            if replayer.engine.rev > 0 {
+                let payload = SnapshotPayload(engine: replayer.engine.snapshotBytes, history: history.allEntries)
+                try log.writeSnapshot(
+                    sequence: replayer.engine.rev, instant: replayer.wall.millisecondsSinceEpoch,
+                    payload: payload.encoded())
+            }
         }
         return ImportSummary(lines: lines, revisions: replayer.engine.rev, clockAdvances: replayer.clockAdvances)
     }

@@ -22,12 +22,13 @@ public enum StorePersistence {
         _ configuration: IsletConfiguration, loop: EventLoop?, wall: Instant, logger: Logger
     ) throws -> (state: RecoveredState, stage: StoreCommitStage) {
         let settings = configuration.store
+        // A scenario is checked before the log is created or touched.
+        if let replay = settings.replayPath { try ScenarioImport.check(file: replay, configuration: configuration) }
         let log = try CommandLog(path: settings.path, durability: settings.durability, logger: logger)
         let clock = ContinuousClock()
         let started = clock.now
         if let replay = settings.replayPath {
-            let reader = try LineReader(path: replay)
-            let summary = try ScenarioImport.run(lines: reader.next, into: log, configuration: configuration)
+            let summary = try ScenarioImport.run(file: replay, into: log, configuration: configuration)
             logger.info(
                 "scenario replayed",
                 metadata: [

@@ -9,17 +9,17 @@ import Glibc
 
 /// Reads a file one line at a time (lines end with `\n`; the last may not), with flat memory
 /// however long the file is: for scenario files of any size.
-public final class LineReader {
+final class LineReader {
     private var descriptor: Int32
     private var buffer: [UInt8] = []
     private var start = 0
     private let path: String
     /// The longest line accepted.
-    public static let maxLineBytes = 64 << 20
+    static let maxLineBytes = 64 << 20
 
     /// Opens `path` for reading.
     /// - Throws: `ScenarioError` naming the file when it cannot be opened.
-    public init(path: String) throws {
+    init(path: String) throws {
         self.path = path
         self.descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard self.descriptor >= 0 else {
@@ -33,7 +33,7 @@ public final class LineReader {
 
     /// The next line without its `\n`, or nil at the end of the file.
     /// - Throws: `ScenarioError` on a read error or a line longer than `maxLineBytes`.
-    public func next() throws -> [UInt8]? {
+    func next() throws -> [UInt8]? {
         while true {
             if let newline = self.buffer[self.start...].firstIndex(of: 0x0A) {
                 defer { self.start = newline + 1 }

@@ -1,3 +1,4 @@
+import Foundation
 import IsletCore
 import IsletStore
 import IsletTestSupport
@@ -7,6 +8,13 @@ import Testing
 
 @Suite("Scenario files: export and replay")
 struct ScenarioTests {
+    /// Writes `lines` as a scenario file at `path` and returns `path`.
+    @discardableResult
+    func write(_ lines: [[UInt8]], to path: String) throws -> String {
+        try Data(lines.map { $0 + [0x0A] }.joined()).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     /// Exports the log at `path` into lines.
     func export(_ path: String) throws -> [ScenarioLine] {
         let log = try CommandLog(path: path, access: .readOnly, logger: makeTestLogger())
@@ -24,8 +32,8 @@ struct ScenarioTests {
         let summary: ImportSummary
         do {
             let log = try CommandLog(path: path, logger: makeTestLogger())
-            var remaining = lines.map { $0.encoded }[...]
-            summary = try ScenarioImport.run(lines: { remaining.popFirst() }, into: log, configuration: configuration)
+            let file = try self.write(lines.map(\.encoded), to: path + ".jsonl")
+            summary = try ScenarioImport.run(file: file, into: log, configuration: configuration)
         }
         let (state, _) = try StorePersistence.open(
             configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
@@ -104,23 +112,33 @@ struct ScenarioTests {
             (#"["not an object"]"#, "line 2: a scenario line is a JSON object"),
             (#"{"at":"2026-11-22T08:00:00Z","commands":[{"type":"nope"}]}"#, "line 2: the engine refuses it"),
         ]
-        for (line, message) in cases {
-            let log = try CommandLog(path: ":memory:", logger: makeTestLogger())
-            var lines = [Array("".utf8), Array(line.utf8)][...]
-            let error = try #require(throws: ScenarioError.self) {
-                try ScenarioImport.run(lines: { lines.popFirst() }, into: log, configuration: .testing())
+        try withTemporaryDirectory { directory in
+            for (line, message) in cases {
+                let file = try self.write([Array("".utf8), Array(line.utf8)], to: directory.file("bad.jsonl"))
+                let checked = try #require(throws: ScenarioError.self) {
+                    try ScenarioImport.check(file: file, configuration: .testing())
+                }
+                #expect(checked.description.hasPrefix(message), "\(checked)")
+                let log = try CommandLog(path: ":memory:", logger: makeTestLogger())
+                let error = try #require(throws: ScenarioError.self) {
+                    try ScenarioImport.run(file: file, into: log, configuration: .testing())
+                }
+                #expect(error.description.hasPrefix(message), "\(error)")
             }
-            #expect(error.description.hasPrefix(message), "\(error)")
         }
     }
 
     @Test("an import into a log that already holds revisions is refused, and so is the export of a compacted log")
     func refusals() throws {
         let log = try CommandLog(path: ":memory:", logger: makeTestLogger())
-        var lines = [ScenarioLine(at: TestServer.start, commands: [Fixture.device]).encoded][...]
-        try ScenarioImport.run(lines: { lines.popFirst() }, into: log, configuration: .testing())
-        #expect(throws: ScenarioError.self) {
-            try ScenarioImport.run(lines: { nil }, into: log, configuration: .testing())
+        try withTemporaryDirectory { directory in
+            let file = try self.write(
+                [ScenarioLine(at: TestServer.start, commands: [Fixture.device]).encoded], to: directory.file("s.jsonl"))
+            try ScenarioImport.run(file: file, into: log, configuration: .testing())
+            let empty = try self.write([], to: directory.file("empty.jsonl"))
+            #expect(throws: ScenarioError.self) {
+                try ScenarioImport.run(file: empty, into: log, configuration: .testing())
+            }
         }
         try log.compact(reclaimingSpace: false)
         let error = try #require(throws: ScenarioError.self) { try ScenarioExport.export(log) { _ in } }
