@@ -189,7 +189,11 @@ function firstIslandDrawn() {
   requestAnimationFrame(() => requestAnimationFrame(() => {
     performance.mark("islet:first-island-painted");
     store.enableWidgets();
-    loadPanels();
+    loadPanels().catch((error) => {
+      // The device views keep working; say why the operator panels are missing.
+      document.documentElement.dataset.panels = "failed";
+      console.error("islet: the operator panels could not load", error);
+    });
   }));
 }
 
