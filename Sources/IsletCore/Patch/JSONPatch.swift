@@ -70,30 +70,19 @@ extension JSONValue {
 
     /// RFC 6902 `add`: sets an object member, or inserts into an array (`-` appends).
     mutating func add(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
-        guard let last = pointer.lastToken, let parent = pointer.parent else {
-            self = value
-            return
-        }
-        try self.modify(at: parent) { (container: inout JSONValue) throws(APIError) in
-            switch container {
-            case .object(var object):
-                container = .null
-                object[last] = value
-                container = .object(object)
-            case .array(var elements):
-                let index = last == "-" ? elements.count : arrayIndex(last)
-                guard let index, index <= elements.count else { throw badIndex(pointer) }
-                container = .null
-                elements.insert(value, at: index)
-                container = .array(elements)
-            default:
-                throw missing(pointer)
-            }
-        }
+        try self.place(value, at: pointer, insertingIntoArrays: true)
     }
 
     /// Replaces the value at an existing location (the root included).
     mutating func set(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
+        try self.place(value, at: pointer, insertingIntoArrays: false)
+    }
+
+    /// Sets an object member; in an array, inserts before the index (`-`: at the end) or
+    /// replaces the element at it.
+    private mutating func place(
+        _ value: JSONValue, at pointer: JSONPointer, insertingIntoArrays inserting: Bool
+    ) throws(APIError) {
         guard let last = pointer.lastToken, let parent = pointer.parent else {
             self = value
             return
@@ -105,9 +94,12 @@ extension JSONValue {
                 object[last] = value
                 container = .object(object)
             case .array(var elements):
-                guard let index = arrayIndex(last), index < elements.count else { throw badIndex(pointer) }
+                let index = inserting && last == "-" ? elements.count : arrayIndex(last)
+                guard let index, inserting ? index <= elements.count : index < elements.count else {
+                    throw badIndex(pointer)
+                }
                 container = .null
-                elements[index] = value
+                if inserting { elements.insert(value, at: index) } else { elements[index] = value }
                 container = .array(elements)
             default:
                 throw missing(pointer)
