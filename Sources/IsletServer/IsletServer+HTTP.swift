@@ -65,7 +65,7 @@ extension IsletServer {
         guard mediaType == "application/json" else {
             throw APIError(.unsupportedMediaType, "send the body as Content-Type: application/json")
         }
-        return try JSONParser().parse(request.body)
+        return try JSONParser.input.parse(request.body)
     }
 
     func notAllowed(_ method: HTTPMethod, _ allowed: [HTTPMethod]) -> HTTPResponse {

@@ -80,7 +80,7 @@ public final class InMemoryTransport: Transport {
 
     /// The text messages sent to a connection, parsed as JSON.
     public func sentJSON(to connection: ConnectionID) throws -> [JSONValue] {
-        try self.sent(to: connection).map { try JSONParser().parse($0.bytes) }
+        try self.sent(to: connection).map { try JSONParser.stored.parse($0.bytes) }
     }
 
     /// Pretends the socket wrote everything queued for a connection (and then reports a drain

@@ -10,7 +10,7 @@ public struct TestHTTPResponse: Sendable {
     public var text: String { String(decoding: self.body, as: UTF8.self) }
 
     /// The body parsed as JSON.
-    public func json() throws -> JSONValue { try JSONParser().parse(self.body) }
+    public func json() throws -> JSONValue { try JSONParser.stored.parse(self.body) }
 
     /// The `error.code` of an API error body, if the body is one.
     public var errorCode: String? { (try? self.json())?["error"]?["code"]?.stringValue }

@@ -168,7 +168,7 @@ public final class TestWebSocketClient {
     }
 
     /// Reads the next text message as JSON.
-    public func readJSON() throws -> JSONValue { try JSONParser().parse(try self.readText()) }
+    public func readJSON() throws -> JSONValue { try JSONParser.stored.parse(try self.readText()) }
 
     /// Reads until a close frame arrives and returns its code (nil if it carries none). With
     /// `reply` (the default) it answers with a close frame, as RFC 6455 asks of a client.

@@ -16,7 +16,19 @@ public struct JSONParser: Sendable {
     public var maxDepth: Int
     public var duplicateKeys: DuplicateKeys
 
-    public init(maxDepth: Int = 64, duplicateKeys: DuplicateKeys = .reject) {
+    /// How deep input from outside may nest: request bodies, stream messages, APNs payloads.
+    public static let inputDepth = 64
+    /// How deep what Islet wrote from accepted input may nest: a log record's batch, a scenario
+    /// line, a patch operation or a stream message wraps the input in fewer than 64 more levels,
+    /// so everything acknowledged at ``inputDepth`` parses again (and replays) at this depth.
+    public static let storedDepth = inputDepth + 64
+
+    /// The parser for input from outside.
+    public static let input = JSONParser(maxDepth: inputDepth)
+    /// The parser for what Islet wrote itself: log records, scenario files, history, its own messages.
+    public static let stored = JSONParser(maxDepth: storedDepth)
+
+    public init(maxDepth: Int = JSONParser.inputDepth, duplicateKeys: DuplicateKeys = .reject) {
         self.maxDepth = maxDepth
         self.duplicateKeys = duplicateKeys
     }

@@ -43,6 +43,12 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.millisecondsSinceEpoch &- other.millisecondsSinceEpoch
     }
 
+    /// 9999-12-31T23:59:59.999Z, the last instant RFC 3339 can write: arithmetic on instants
+    /// derived from input saturates here instead of overflowing.
+    public static let latestWritable = Instant(millisecondsSinceEpoch: 253_402_300_799_999)
+    /// 0000-01-01T00:00:00Z, the first instant RFC 3339 can write.
+    public static let earliestWritable = Instant(millisecondsSinceEpoch: -62_167_219_200_000)
+
     public static func < (lhs: Instant, rhs: Instant) -> Bool {
         lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
     }
@@ -51,10 +57,34 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var description: String { self.rfc3339 }
 }
 
-/// Converts a duration in (possibly fractional) seconds to whole milliseconds, rounding to nearest.
+/// Converts a duration in (possibly fractional) seconds to whole milliseconds, rounding to nearest;
+/// saturating at ±(latestWritable − earliestWritable), so no input-derived duration can trap.
 @inline(__always)
 func Milliseconds(seconds: Double) -> Int64 {
-    Int64((seconds * 1000).rounded())
+    Int64(saturating: seconds * 1000, .toNearestOrAwayFromZero, limit: Instant.representableSpan)
+}
+
+extension Instant {
+    /// The longest span between two RFC 3339 instants, in milliseconds.
+    static let representableSpan = Instant.latestWritable.milliseconds(since: .earliestWritable)
+}
+
+extension Int64 {
+    /// `value` rounded by `rule` and clamped to `-limit...limit`; NaN becomes 0.
+    init(saturating value: Double, _ rule: FloatingPointRoundingRule, limit: Int64) {
+        guard !value.isNaN else {
+            self = 0
+            return
+        }
+        let rounded = value.rounded(rule)
+        if rounded >= Double(limit) {
+            self = limit
+        } else if rounded <= -Double(limit) {
+            self = -limit
+        } else {
+            self = Int64(rounded)
+        }
+    }
 }
 
 extension Int64 {

@@ -46,12 +46,15 @@ public struct SimulationClock: Sendable, Hashable {
             return wall
         case .virtual:
             let elapsed = Double(wall.milliseconds(since: self.anchorWall)) * self.rate
-            return self.anchorSimulated.adding(milliseconds: Int64(elapsed.rounded(.down)))
+            let simulated = self.anchorSimulated.adding(
+                milliseconds: Int64(saturating: elapsed, .down, limit: Instant.representableSpan))
+            return min(max(simulated, .earliestWritable), .latestWritable)
         }
     }
 
     /// The earliest wall instant at which simulated time reaches `simulated`, so the server can
-    /// arm a timer for the next deadline; `nil` when a paused virtual clock never gets there.
+    /// arm a timer for the next deadline; `nil` when a paused virtual clock never gets there, or
+    /// a slow one only after `Instant.latestWritable` (a rate of 1e-300 must not trap).
     public func wall(forSimulated simulated: Instant) -> Instant? {
         switch self.mode {
         case .wall:
@@ -60,7 +63,9 @@ public struct SimulationClock: Sendable, Hashable {
             let ahead = simulated.milliseconds(since: self.anchorSimulated)
             if ahead <= 0 { return self.anchorWall.adding(milliseconds: 0) }
             guard self.rate > 0 else { return nil }
-            return self.anchorWall.adding(milliseconds: Int64((Double(ahead) / self.rate).rounded(.up)))
+            let delay = Int64(saturating: Double(ahead) / self.rate, .up, limit: Instant.representableSpan)
+            guard delay < Instant.latestWritable.milliseconds(since: self.anchorWall) else { return nil }
+            return self.anchorWall.adding(milliseconds: delay)
         }
     }
 

@@ -111,7 +111,7 @@ public final class StreamTail: Sendable {
             self.count += 1
             if !self.greeted {
                 self.greeted = true
-                self.subscribe(hello: try? JSONParser().parse(message.bytes), pool: pool, connection: connection)
+                self.subscribe(hello: try? JSONParser.stored.parse(message.bytes), pool: pool, connection: connection)
             }
             if let limit = self.options.limit, self.count >= limit { self.finish(.limitReached) }
         }

@@ -27,7 +27,7 @@ public enum LogReplay {
     public static func commands(of record: LogRecord) throws(Mismatch) -> [JSONValue] {
         let value: JSONValue
         do {
-            value = try JSONParser().parse(record.payload)
+            value = try JSONParser.stored.parse(record.payload)
         } catch {
             throw Mismatch(sequence: record.sequence, reason: "its payload is not JSON (\(error.message))")
         }

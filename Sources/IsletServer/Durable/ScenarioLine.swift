@@ -28,7 +28,7 @@ public struct ScenarioLine: Sendable, Equatable {
     /// Parses one line.
     /// - Throws: `APIError` (`invalid_json` or `invalid_argument` naming the member).
     public init(parsing bytes: some Collection<UInt8>) throws(APIError) {
-        guard case .object(let object) = try JSONParser().parse(bytes) else {
+        guard case .object(let object) = try JSONParser.stored.parse(bytes) else {
             throw APIError(.invalidArgument, "a scenario line is a JSON object {\"at\", \"commands\"}")
         }
         for key in object.keys where key != "at" && key != "commands" {

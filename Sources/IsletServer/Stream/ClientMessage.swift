@@ -20,7 +20,7 @@ enum ClientMessage: Equatable {
         var id: JSONValue
     }
 
-    private static let parser = JSONParser(maxDepth: 64)
+    private static let parser = JSONParser.input
 
     /// Reads one message.
     static func parse(_ message: WebSocketMessage) -> Result<ClientMessage, Refusal> {

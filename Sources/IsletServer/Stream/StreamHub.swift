@@ -210,7 +210,10 @@ final class StreamHub {
             guard let entries = self.history.entries(after: since.rev, latest: latest) else {
                 return [self.snapshot(sub, reason: "history_trimmed")]
             }
-            return [StreamMessages.subscribed(sub: sub.id, since: since.rev)] + self.missedPatches(entries, for: sub)
+            guard let missed = self.missedPatches(entries, for: sub) else {
+                return [self.snapshot(sub, reason: "history_unreadable")]
+            }
+            return [StreamMessages.subscribed(sub: sub.id, since: since.rev)] + missed
         }
     }
 
@@ -229,13 +232,17 @@ final class StreamHub {
     }
 
     /// A resumed subscription's patches from the history, filtered to its path, each marked
-    /// with `sub` (they apply to that subscription only).
-    private func missedPatches(_ entries: [RevisionHistory.Entry], for sub: StreamConnection.Subscription) -> [[UInt8]]
+    /// with `sub` (they apply to that subscription only); nil when a revision does not parse
+    /// again, so the subscription gets a snapshot instead of a gap.
+    private func missedPatches(_ entries: [RevisionHistory.Entry], for sub: StreamConnection.Subscription) -> [[UInt8]]?
     {
         var existed: Bool? = nil
         var messages: [[UInt8]] = []
         for entry in entries {
-            guard let ops = try? Self.operations(entry.encodedOps) else { continue }
+            guard let ops = try? Self.operations(entry.encodedOps) else {
+                self.logger.error("a revision in the history does not parse", metadata: ["islet.rev": "\(entry.rev)"])
+                return nil
+            }
             let known = existed
             switch PatchFilter.filter(ops, paths: [sub.path], existed: { _ in known }) {
             case .none: break
@@ -249,7 +256,7 @@ final class StreamHub {
     }
 
     private static func operations(_ encoded: [UInt8]) throws(APIError) -> [PatchOperation] {
-        guard case .array(let elements) = try JSONParser().parse(encoded) else { return [] }
+        guard case .array(let elements) = try JSONParser.stored.parse(encoded) else { return [] }
         var ops: [PatchOperation] = []
         for element in elements { ops.append(try PatchOperation(json: element)) }
         return ops
