@@ -182,13 +182,16 @@ public struct IsletConfiguration: Sendable, Equatable {
     /// Mount the `/v1/echo` WebSocket, which exists only for conformance testing (Autobahn).
     /// Default off; refused with a non-loopback host.
     public var conformanceEcho: Bool
+    /// How many simulations may exist at once, `default` included (`--max-simulations`).
+    /// Default 1,000; `POST /v1/simulations` beyond it is refused with `limit_exceeded`.
+    public var maxSimulations: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
         viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
         store: Store = Store(), rateLimit: RateLimit = RateLimit(), tls: TLS? = nil,
         shutdownGracePeriod: Duration = .seconds(5), virtualClockStart: Instant? = nil, demo: DemoPolicy = .off,
-        webSocketCompression: Bool = false, conformanceEcho: Bool = false
+        webSocketCompression: Bool = false, conformanceEcho: Bool = false, maxSimulations: Int = 1000
     ) {
         self.host = host
         self.port = port
@@ -206,6 +209,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.demo = demo
         self.webSocketCompression = webSocketCompression
         self.conformanceEcho = conformanceEcho
+        self.maxSimulations = maxSimulations
     }
 
     /// Sets `virtualClockStart` from RFC 3339 text such as `2026-11-22T08:00:00Z`, so the executable
@@ -252,6 +256,9 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if self.stream.historyRevisions < 0 || self.stream.historyBytes < 0 {
             problems.append(.init("stream.history", "must not be negative"))
+        }
+        if !(1...1_000_000).contains(self.maxSimulations) {
+            problems.append(.init("max-simulations", "must be from 1 to 1000000"))
         }
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))

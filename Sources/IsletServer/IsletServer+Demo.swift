@@ -16,25 +16,34 @@ extension IsletServer {
         case .ifEmpty where self.engine.rev != 0: return
         case .ifEmpty, .always: break
         }
-        let simulated = self.engine.simulatedInstant(atWall: self.now)
-        self.submitDemo(DemoScenario.setupBatches(at: simulated), phase: "setup")
-        self.logger.info("demo scenario loaded", metadata: ["islet.demo.at": "\(simulated.rfc3339)"])
+        self.loadDemo(into: self.defaultSimulation)
     }
 
-    /// Applies what the demo driver says is due now, while the demo is loaded. Must be called
-    /// on the loop thread.
+    /// Applies the demo's setup batches to `simulation` (`POST /v1/simulations` with `"demo": true`).
+    func loadDemo(into simulation: Simulation) {
+        let simulated = simulation.live.engine.simulatedInstant(atWall: self.now)
+        self.submitDemo(DemoScenario.setupBatches(at: simulated), phase: "setup", to: simulation.live)
+        self.logger.info(
+            "demo scenario loaded", metadata: ["islet.sim": "\(simulation.id)", "islet.demo.at": "\(simulated.rfc3339)"])
+    }
+
+    /// Applies what the demo driver says is due now, in every simulation where the demo is
+    /// loaded. Must be called on the loop thread.
     public func driveDemo() {
-        guard !self.isShuttingDown, DemoScenario.isLoaded(in: self.engine) else { return }
-        let simulated = self.engine.simulatedInstant(atWall: self.now)
-        self.submitDemo(DemoDriver.batches(for: self.engine, at: simulated), phase: "driver")
+        guard !self.isShuttingDown else { return }
+        for id in self.order {
+            guard let live = self.simulations[id]?.live, DemoScenario.isLoaded(in: live.engine) else { continue }
+            let simulated = live.engine.simulatedInstant(atWall: self.now)
+            self.submitDemo(DemoDriver.batches(for: live.engine, at: simulated), phase: "driver", to: live)
+        }
     }
 
     /// Submits each batch on its own: a refused one (an operator used up a limit) holds back
     /// nothing else, and the driver tries again at its next run.
-    private func submitDemo(_ batches: [[JSONValue]], phase: String) {
+    private func submitDemo(_ batches: [[JSONValue]], phase: String, to live: LiveSimulation) {
         let logger = self.logger
         for batch in batches {
-            self.simulation.submit(batch) { result in
+            live.submit(batch) { result in
                 guard case .failure(let error) = result else { return }
                 logger.debug("demo batch refused", metadata: ["islet.demo.phase": "\(phase)", "error": "\(error)"])
             }

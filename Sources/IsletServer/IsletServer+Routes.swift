@@ -56,59 +56,87 @@ extension IsletServer {
         Sugar(method: .PUT, pattern: "/v1/templates", type: "template.put", idMember: nil, optionalBody: false),
     ]
 
-    func addAPIRoutes() {
+    /// A route handler given the simulation the route names.
+    typealias SimulationRouteHandler =
+        @Sendable (IsletServer, Simulation, RouteContext) throws(APIError) -> RouteReply
+
+    /// Registers a route of one simulation twice: at `pattern` for `default`, and under
+    /// `/v1/simulations/{simulation}` for any (`/v1/state` → `/v1/simulations/{simulation}/state`,
+    /// `/3/device/{token}` → `/v1/simulations/{simulation}/3/device/{token}`).
+    func addPerSimulation(
+        _ method: HTTPMethod, _ pattern: String, body: RouteBody = .none, access: RouteAccess = .read,
+        _ handler: @escaping SimulationRouteHandler
+    ) {
         let this = LoopConfined(self)
-        self.router.add(.POST, "/v1/commands", body: .json, access: .mutate) {
-            (context: RouteContext) throws(APIError) -> RouteReply in
-            guard let server = this.value else { throw APIError(.internal, "server gone") }
-            return try server.postCommands(context)
-        }
-        for sugar in Self.sugar {
-            self.router.add(
-                sugar.method, sugar.pattern, body: sugar.optionalBody ? .optionalJSON : .json, access: .mutate
-            ) { (context: RouteContext) throws(APIError) -> RouteReply in
+        let prefixed =
+            pattern.hasPrefix("/v1/")
+            ? "/v1/simulations/{simulation}/" + pattern.dropFirst("/v1/".count) : "/v1/simulations/{simulation}" + pattern
+        for registered in [pattern, prefixed] {
+            self.router.add(method, registered, body: body, access: access) {
+                (context: RouteContext) throws(APIError) -> RouteReply in
                 guard let server = this.value else { throw APIError(.internal, "server gone") }
-                return try server.runSugar(sugar, context)
+                return try handler(server, try server.simulation(named: context.parameters["simulation"]), context)
             }
         }
-        self.router.add(.GET, "/v1/state") { (context: RouteContext) throws(APIError) -> RouteReply in
-            guard let server = this.value else { throw APIError(.internal, "server gone") }
+    }
+
+    /// The simulation a route names (`default` when it names none).
+    /// - Throws: `not_found` with the id when there is no such simulation.
+    func simulation(named name: String?) throws(APIError) -> Simulation {
+        let id = name ?? SimulationName.default
+        guard let simulation = self.simulations[id] else {
+            throw APIError(.notFound, "no simulation \"\(id.prefix(80))\"")
+        }
+        return simulation
+    }
+
+    func addAPIRoutes() {
+        self.addPerSimulation(.POST, "/v1/commands", body: .json, access: .mutate) { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
+            try server.postCommands(context, in: simulation)
+        }
+        for sugar in Self.sugar {
+            self.addPerSimulation(
+                sugar.method, sugar.pattern, body: sugar.optionalBody ? .optionalJSON : .json, access: .mutate
+            ) { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
+                try server.runSugar(sugar, context, in: simulation)
+            }
+        }
+        self.addPerSimulation(.GET, "/v1/state") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
             let text = context.request.query["path"] ?? ""
             let path: JSONPointer
             do throws(APIError) { path = try JSONPointer(parsing: text) } catch {
                 throw APIError(.invalidArgument, "the path query parameter: \(error.message)")
             }
-            return server.whenPublished(context) { server throws(APIError) in try server.stateResponse(at: path) }
-        }
-        self.router.add(.GET, "/v1/clock") { (context: RouteContext) throws(APIError) -> RouteReply in
-            guard let server = this.value else { throw APIError(.internal, "server gone") }
-            return server.whenPublished(context) { server throws(APIError) in
-                .json200(resultBody(rev: server.position.revision, result: server.engine.value(at: "/clock") ?? .null))
+            return server.whenPublished(context, in: simulation) { simulation throws(APIError) in
+                try Self.stateResponse(simulation, at: path)
             }
         }
-        self.router.add(.GET, "/v1/devices/{id}/scene") { (context: RouteContext) throws(APIError) -> RouteReply in
-            guard let server = this.value else { throw APIError(.internal, "server gone") }
+        self.addPerSimulation(.GET, "/v1/clock") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
+            server.whenPublished(context, in: simulation) { simulation throws(APIError) in
+                .json200(resultBody(rev: simulation.live.publishedRev, result: simulation.live.engine.value(at: "/clock") ?? .null))
+            }
+        }
+        self.addPerSimulation(.GET, "/v1/devices/{id}/scene") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
             let id = context.parameters["id"] ?? ""
             let resolve = context.request.query["resolve"]
             guard resolve == nil || resolve == "text" else {
                 throw APIError(.invalidArgument, "resolve must be \"text\" (or absent)")
             }
-            return server.whenPublished(context) { server throws(APIError) in
-                try server.sceneResponse(device: id, resolveText: resolve == "text")
+            return server.whenPublished(context, in: simulation) { simulation throws(APIError) in
+                try Self.sceneResponse(simulation, device: id, resolveText: resolve == "text")
             }
         }
         for collection in ["devices", "apps", "activities", "widgets", "stacks"] {
-            self.router.add(.GET, "/v1/\(collection)/{id}") { (context: RouteContext) throws(APIError) -> RouteReply in
-                guard let server = this.value else { throw APIError(.internal, "server gone") }
+            self.addPerSimulation(.GET, "/v1/\(collection)/{id}") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
                 let path = JSONPointer(tokens: [collection, context.parameters["id"] ?? ""])
-                return server.whenPublished(context) { server throws(APIError) in try server.stateResponse(at: path) }
+                return server.whenPublished(context, in: simulation) { simulation throws(APIError) in
+                    try Self.stateResponse(simulation, at: path)
+                }
             }
         }
         for method in [HTTPMethod.GET, .POST] {
-            self.router.add(method, "/v1/stacks/{id}/forecast", body: .optionalJSON) {
-                (context: RouteContext) throws(APIError) -> RouteReply in
-                guard let server = this.value else { throw APIError(.internal, "server gone") }
-                return try server.forecast(context)
+            self.addPerSimulation(method, "/v1/stacks/{id}/forecast", body: .optionalJSON) { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
+                try server.forecast(context, in: simulation)
             }
         }
         self.addAPNsRoutes()
@@ -116,18 +144,20 @@ extension IsletServer {
 
     /// The what-if query: the stack's rotation over the coming hours, on a copy of the engine,
     /// with optional trial weights (query or body). A read: no command, no revision.
-    private func forecast(_ context: RouteContext) throws(APIError) -> RouteReply {
+    private func forecast(_ context: RouteContext, in simulation: Simulation) throws(APIError) -> RouteReply {
         let id = context.parameters["id"] ?? ""
         var request = try ForecastRequest(query: context.request.query.map { ($0.name, $0.value) })
         if let body = context.json { request = try ForecastRequest(body: body, over: request) }
-        return self.whenPublished(context) { server throws(APIError) in
-            .json200(resultBody(rev: server.position.revision, result: try server.engine.forecast(stack: id, request).json))
+        return self.whenPublished(context, in: simulation) { simulation throws(APIError) in
+            .json200(
+                resultBody(
+                    rev: simulation.live.publishedRev, result: try simulation.live.engine.forecast(stack: id, request).json))
         }
     }
 
     // MARK: Commands
 
-    private func postCommands(_ context: RouteContext) throws(APIError) -> RouteReply {
+    private func postCommands(_ context: RouteContext, in simulation: Simulation) throws(APIError) -> RouteReply {
         guard case .object(let body)? = context.json else {
             throw APIError(.invalidArgument, "the body must be {\"commands\": [ … ]}", field: .root)
         }
@@ -137,14 +167,16 @@ extension IsletServer {
         guard case .array(let commands)? = body["commands"] else {
             throw APIError(.invalidArgument, "\"commands\" must be an array of command objects", field: "/commands")
         }
-        return try self.submit(commands, context) { revision in
+        return try self.submit(commands, context, in: simulation) { revision in
             .json200(resultsBody(rev: revision.rev, results: revision.results))
         } mapError: {
             $0
         }
     }
 
-    private func runSugar(_ sugar: Sugar, _ context: RouteContext) throws(APIError) -> RouteReply {
+    private func runSugar(_ sugar: Sugar, _ context: RouteContext, in simulation: Simulation) throws(APIError)
+        -> RouteReply
+    {
         var command = JSONObject()
         switch context.json {
         case .none: break
@@ -165,7 +197,7 @@ extension IsletServer {
         }
         command["type"] = .string(sugar.type)
         let prefix = JSONPointer(tokens: ["commands", "0"])
-        return try self.submit([.object(command)], context) { revision in
+        return try self.submit([.object(command)], context, in: simulation) { revision in
             .json200(resultBody(rev: revision.rev, result: revision.results.first ?? [:]))
         } mapError: { error in
             // The body is the command: point into it, not into a batch.
@@ -179,14 +211,15 @@ extension IsletServer {
 
     /// Submits a batch for a request: rate limit, pipeline, reply after the commit.
     func submit(
-        _ commands: [JSONValue], _ context: RouteContext, reply: @escaping (Revision) -> HTTPResponse,
+        _ commands: [JSONValue], _ context: RouteContext, in simulation: Simulation,
+        reply: @escaping (Revision) -> HTTPResponse,
         mapError: @escaping (APIError) -> APIError
     ) throws(APIError) -> RouteReply {
         if let limited = self.rateLimited(commands.count, key: context.token) {
             let seconds = limited.message.split(separator: " ").dropLast().last.map(String.init) ?? "1"
             return .now(limited.httpResponse(headers: ["retry-after": seconds]))
         }
-        self.simulation.submit(commands) { result in
+        simulation.live.submit(commands) { result in
             switch result {
             case .success(let revision): context.respondLater(reply(revision))
             case .failure(let error): context.respondLater(mapError(error).httpResponse())
@@ -200,26 +233,27 @@ extension IsletServer {
     /// Answers with `body` once every revision produced so far is published (at once when the
     /// pipeline is idle), so a read never shows an uncommitted revision.
     func whenPublished(
-        _ context: RouteContext, _ body: @escaping (IsletServer) throws(APIError) -> HTTPResponse
+        _ context: RouteContext, in simulation: Simulation,
+        _ body: @escaping (Simulation) throws(APIError) -> HTTPResponse
     )
         -> RouteReply
     {
         var immediate: HTTPResponse?
         var answered = false
-        self.simulation.whenPublished { [unowned self] in
+        simulation.live.whenPublished {
             let response: HTTPResponse
-            do throws(APIError) { response = try body(self) } catch { response = error.httpResponse() }
+            do throws(APIError) { response = try body(simulation) } catch { response = error.httpResponse() }
             if answered { context.respondLater(response) } else { immediate = response }
         }
         answered = true
-        if let failure = self.simulation.failure { return .now(failure.httpResponse()) }
+        if let failure = simulation.live.failure { return .now(failure.httpResponse()) }
         return immediate.map { .now($0) } ?? .later
     }
 
-    func stateResponse(at path: JSONPointer) throws(APIError) -> HTTPResponse {
-        let engine = self.engine
-        let rev = self.position.revision
-        let epoch = self.position.epoch
+    static func stateResponse(_ simulation: Simulation, at path: JSONPointer) throws(APIError) -> HTTPResponse {
+        let engine = simulation.live.engine
+        let rev = simulation.position.revision
+        let epoch = simulation.position.epoch
         if path.isRoot {
             return .json200(
                 stateBody(epoch: epoch, path: path, rev: rev) { writer in
@@ -232,12 +266,15 @@ extension IsletServer {
         return .json200(stateBody(epoch: epoch, path: path, rev: rev) { $0.write(value) })
     }
 
-    func sceneResponse(device: String, resolveText: Bool) throws(APIError) -> HTTPResponse {
+    static func sceneResponse(_ simulation: Simulation, device: String, resolveText: Bool) throws(APIError)
+        -> HTTPResponse
+    {
+        let engine = simulation.live.engine
         let path = JSONPointer(tokens: ["devices", device, "scene"])
-        guard let scene = self.engine.value(at: path) else { throw APIError(.notFound, "no device \"\(device)\"") }
-        let value = resolveText ? SceneText(engine: self.engine).resolve(scene) : scene
-        return .json200(
-            stateBody(epoch: self.position.epoch, path: path, rev: self.position.revision) { $0.write(value) })
+        guard let scene = engine.value(at: path) else { throw APIError(.notFound, "no device \"\(device)\"") }
+        let value = resolveText ? SceneText(engine: engine).resolve(scene) : scene
+        let position = simulation.position
+        return .json200(stateBody(epoch: position.epoch, path: path, rev: position.revision) { $0.write(value) })
     }
 }
 

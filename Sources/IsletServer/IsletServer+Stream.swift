@@ -58,22 +58,24 @@ extension IsletServer: TransportDelegate {
         switch message {
         case .ping(let id):
             self.hub.sendControl(StreamMessages.pong(id: id), to: session)
-        case .subscribe(let id, let path, let since):
-            do throws(APIError) { try self.hub.subscribe(session, id: id, path: path, since: since) } catch {
+        case .subscribe(let id, let simulation, let path, let since):
+            do throws(APIError) {
+                try self.hub.subscribe(session, id: id, simulation: simulation, path: path, since: since)
+            } catch {
                 self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
             }
         case .unsubscribe(let id):
             do throws(APIError) { try self.hub.unsubscribe(session, id: id) } catch {
                 self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
             }
-        case .command(let id, let commands):
-            self.command(id: id, commands: commands, from: session)
+        case .command(let id, let simulation, let commands):
+            self.command(id: id, simulation: simulation, commands: commands, from: session)
         }
     }
 
     /// A stream `command`: the same batch as `POST /v1/commands`, answered with `ack` after
     /// the commit, or `error`.
-    private func command(id: JSONValue, commands: [JSONValue], from session: StreamConnection) {
+    private func command(id: JSONValue, simulation name: String, commands: [JSONValue], from session: StreamConnection) {
         guard session.principal.mayMutate else {
             let error = APIError(.forbidden, "the viewer token may only read; commands need the admin token")
             return self.hub.sendControl(error.streamMessage(id: id), to: session)
@@ -81,8 +83,14 @@ extension IsletServer: TransportDelegate {
         if let wait = self.rateLimited(commands.count, key: session.rateKey) {
             return self.hub.sendControl(wait.streamMessage(id: id), to: session)
         }
+        let simulation: Simulation
+        do throws(APIError) { simulation = try self.simulation(named: name) } catch {
+            var error = error
+            error.field = "/simulation"
+            return self.hub.sendControl(error.streamMessage(id: id), to: session)
+        }
         let hub = self.hub
-        self.simulation.submit(commands) { result in
+        simulation.live.submit(commands) { result in
             switch result {
             case .success(let revision): hub.sendControl(StreamMessages.ack(id: id, revision: revision), to: session)
             case .failure(let error): hub.sendControl(error.streamMessage(id: id), to: session)

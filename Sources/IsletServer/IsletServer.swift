@@ -22,8 +22,13 @@ public final class IsletServer {
     let staticFiles: StaticFiles?
     let metrics: ServerMetrics
     let logger: Logger
-    let simulation: LiveSimulation
+    let clock: TurnClock
     let hub: StreamHub
+    /// Every world, `default` included, by id; `order` lists them in creation order.
+    private(set) var simulations: [String: Simulation] = [:]
+    private(set) var order: [String] = []
+    /// Where simulations other than `default` keep their logs.
+    let storage: SimulationStorage
     let access: Access
     var rateLimiter: RateLimiter
     private let hello: StreamHello
@@ -48,13 +53,15 @@ public final class IsletServer {
     ///     a new history every time).
     ///   - recovered: The state recovered from a command log (`StoreRecovery`): its engine,
     ///     epoch and stream history replace `engine` and `epoch`.
+    ///   - storage: Where the other simulations keep their logs (see `restoreSimulations()`).
     ///   - routes: Extra routes, matched after the built-in ones.
     /// - Throws: `ConfigurationError` if the public directory is unusable.
     public init(
         configuration: IsletConfiguration, transport: any Transport, logger: Logger,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         timeSource: any TimeSource = SystemTimeSource(), commitStage: any CommitStage = ImmediateCommitStage(),
-        engine: Engine? = nil, epoch: String? = nil, recovered: RecoveredState? = nil, routes: [Route] = []
+        engine: Engine? = nil, epoch: String? = nil, recovered: RecoveredState? = nil,
+        storage: SimulationStorage = .none, routes: [Route] = []
     ) throws(ConfigurationError) {
         self.configuration = configuration
         self.transport = transport
@@ -67,19 +74,51 @@ public final class IsletServer {
             try StaticFiles(directory: directory)
         }
         let clock = TurnClock(source: timeSource)
-        self.simulation = LiveSimulation(
+        self.clock = clock
+        self.storage = storage
+        self.hub = StreamHub(transport: transport, clock: clock, configuration: configuration, logger: logger)
+        let history = RevisionHistory(
+            maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
+        self.attach(
+            SimulationName.default,
             engine: recovered?.engine ?? engine ?? Self.freshEngine(configuration, at: clock.now),
-            epoch: recovered?.epoch ?? epoch ?? randomEpoch(), clock: clock, commitStage: commitStage, logger: logger)
-        self.hub = StreamHub(
-            transport: transport, simulation: self.simulation, configuration: configuration, logger: logger)
-        if let recovered { self.hub.restore(history: recovered.history) }
-        self.simulation.publish = { [unowned self] records in self.hub.publish(records) }
-        self.simulation.failed = { [unowned self] _ in self.storeFailed() }
-        self.simulation.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
+            epoch: recovered?.epoch ?? epoch ?? randomEpoch(), history: recovered?.history ?? history,
+            stage: commitStage, created: clock.now)
         self.addBuiltInRoutes()
+        self.addSimulationRoutes()
         self.addAPIRoutes()
         for route in routes { self.router.add(route) }
     }
+
+    /// Serves a world from now on: its pipeline publishes to the hub, its failures close its streams.
+    @discardableResult
+    func attach(
+        _ id: String, engine: Engine, epoch: String, history: RevisionHistory, stage: any CommitStage, created: Instant
+    ) -> Simulation {
+        let live = LiveSimulation(engine: engine, epoch: epoch, clock: self.clock, commitStage: stage, logger: self.logger)
+        let stream = SimulationStream(id: id, simulation: live, history: history)
+        live.publish = { [unowned self, unowned stream] records in self.hub.publish(records, in: stream) }
+        live.failed = { [unowned self] _ in self.storeFailed(id) }
+        live.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
+        self.hub.add(stream)
+        let simulation = Simulation(id: id, live: live, stream: stream, created: created)
+        self.simulations[id] = simulation
+        self.order.append(id)
+        return simulation
+    }
+
+    /// Stops serving a world (its stage is closed by the caller).
+    func detach(_ id: String) {
+        self.hub.remove(simulation: id)
+        self.simulations[id] = nil
+        self.order.removeAll { $0 == id }
+    }
+
+    /// The `default` simulation: the unprefixed routes, the demo and `hello` address it.
+    var defaultSimulation: Simulation { self.simulations[SimulationName.default]! }
+
+    /// The `default` simulation's pipeline.
+    var simulation: LiveSimulation { self.defaultSimulation.live }
 
     /// An empty simulation on the clock the configuration asks for.
     static func freshEngine(_ configuration: IsletConfiguration, at wall: Instant) -> Engine {
@@ -120,44 +159,41 @@ public final class IsletServer {
     /// snapshots and resyncs, the slow-consumer timeout, and the wake-up timer.
     public func flush() {
         guard !self.isClosed else { return }
-        self.simulation.flush()
-        if self.simulation.isIdle {
-            self.hub.serviceAll(now: self.simulation.clock.now)
-            self.snapshotIfDue()
+        for id in self.order { self.simulations[id]?.live.flush() }
+        self.hub.serviceAll(now: self.now)
+        for id in self.order {
+            guard let simulation = self.simulations[id], simulation.live.isIdle else { continue }
+            self.snapshotIfDue(simulation)
         }
         self.rearmWakeUp()
-        self.simulation.clock.endTurn()
+        self.clock.endTurn()
     }
 
     /// Hands the published state to the commit stage when it wants a snapshot. The pipeline is
     /// idle, so the engine is exactly at the published (and committed) revision.
-    private func snapshotIfDue() {
-        let stage = self.simulation.commitStage
-        guard self.simulation.failure == nil, stage.snapshotIsDue(rev: self.engine.rev, wall: self.now) else { return }
-        stage.snapshot(self.publishedState)
-    }
-
-    /// The engine and stream history at the published revision (call when the pipeline is idle).
-    var publishedState: PublishedState {
-        PublishedState(engine: self.engine, wall: self.now, history: self.hub.history)
+    private func snapshotIfDue(_ simulation: Simulation) {
+        let live = simulation.live
+        guard live.failure == nil, live.commitStage.snapshotIsDue(rev: live.engine.rev, wall: self.now) else { return }
+        live.commitStage.snapshot(simulation.publishedState(wall: self.now))
     }
 
     private func rearmWakeUp() {
-        let wake = [self.simulation.engine.nextWakeUp, self.hub.nextSlowDeadline].compactMap { $0 }.min()
+        var wake = self.hub.nextSlowDeadline
+        for simulation in self.simulations.values {
+            if let next = simulation.live.engine.nextWakeUp, wake.map({ next < $0 }) ?? true { wake = next }
+        }
         guard wake != self.armedWakeUp else { return }
         self.armedWakeUp = wake
         self.wakeUpChanged?(wake)
     }
 
     /// The wall clock reading of this turn.
-    var now: Instant { self.simulation.clock.now }
+    var now: Instant { self.clock.now }
 
-    /// The published position (for `hello`, tests and diagnostics).
-    public var position: StreamPosition {
-        StreamPosition(epoch: self.simulation.epoch, revision: self.simulation.publishedRev)
-    }
+    /// The `default` simulation's published position (for `hello`, tests and diagnostics).
+    public var position: StreamPosition { self.defaultSimulation.position }
 
-    /// The engine as it is now (it may be ahead of `position` within a loop turn).
+    /// The `default` simulation's engine as it is now (it may be ahead of `position` within a loop turn).
     public var engine: Engine { self.simulation.engine }
 
     // MARK: Shutdown
@@ -174,15 +210,26 @@ public final class IsletServer {
         }
         self.transport.shutdown(gracePeriod: self.configuration.shutdownGracePeriod) { [self] in
             // Replies have drained: what is published is final. A last snapshot spares the next
-            // start its replay; then the store closes.
-            let state = self.simulation.isIdle && self.simulation.failure == nil ? self.publishedState : nil
+            // start its replay; then the stores close, one after the other.
+            let worlds = self.order.compactMap { self.simulations[$0] }
+            let wall = self.now
             self.isClosed = true
-            self.simulation.commitStage.close(state, completion: completion)
+            func close(_ index: Int) {
+                guard index < worlds.count else { return completion() }
+                let live = worlds[index].live
+                let state = live.isIdle && live.failure == nil ? worlds[index].publishedState(wall: wall) : nil
+                live.commitStage.close(state) { close(index + 1) }
+            }
+            close(0)
         }
     }
 
-    private func storeFailed() {
+    /// A simulation's store failed: its streams close with 1011 (connections subscribed elsewhere too).
+    private func storeFailed(_ id: String) {
         for connection in self.hub.connections.keys.sorted() {
+            guard self.hub.connections[connection]?.subscriptions.values.contains(where: { $0.simulation == id }) ?? false
+                || id == SimulationName.default
+            else { continue }
             self.transport.close(connection, code: .internalError, reason: "store failed")
         }
     }
@@ -227,8 +274,8 @@ extension IsletServer {
         StreamDiagnostics(
             openStreams: self.hub.connections.count, slowConsumers: self.hub.slowCount,
             resyncs: self.hub.counters.resyncs, slowConsumerCloses: self.hub.counters.slowConsumerCloses,
-            patchFrames: self.hub.counters.patchFrames, historyRevisions: self.hub.history.count,
-            oldestHistoryRevision: self.hub.history.oldest,
+            patchFrames: self.hub.counters.patchFrames, historyRevisions: self.defaultSimulation.stream.history.count,
+            oldestHistoryRevision: self.defaultSimulation.stream.history.oldest,
             queuedBytes: self.hub.connections.keys.sorted().map { self.transport.queuedBytes(of: $0) })
     }
 }

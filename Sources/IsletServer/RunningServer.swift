@@ -115,7 +115,9 @@ public final class RunningServer: Sendable {
         do {
             let server = try IsletServer(
                 configuration: configuration, transport: transport, logger: logger, registry: registry,
-                timeSource: timeSource, commitStage: stage, recovered: recovered, routes: routes)
+                timeSource: timeSource, commitStage: stage, recovered: recovered,
+                storage: commitStage == nil ? .beside(configuration, loop: loop) : .none, routes: routes)
+            try server.restoreSimulations()
             transport.delegate = server
             holder.server = server
             holder.transport = transport

@@ -132,7 +132,8 @@ extension Engine {
     mutating func newToken(for purpose: String) -> String {
         while true {
             self.counters.tokenNumber += 1
-            let token = hexToken(seed: stableHash(purpose) ^ self.counters.tokenNumber)
+            let token = hexToken(
+                seed: stableHash(purpose) ^ self.counters.tokenNumber ^ (self.counters.tokenSalt &* 0x9E37_79B9_7F4A_7C15))
             if self.tokens[token] == nil { return token }
         }
     }

@@ -182,6 +182,12 @@ struct Counters: Sendable, Hashable {
     var activityNumber: UInt64 = 0
     var tokenNumber: UInt64 = 0
     var startOrder: UInt64 = 0
+    /// Mixed into generated push tokens; 0 in the `default` simulation (and in every log written
+    /// before simulations existed), a per-world value elsewhere.
+    var tokenSalt: UInt64 = 0
+
+    /// Salts are kept to 53 bits so the snapshot writes them as exact JSON numbers.
+    static let saltMask: UInt64 = (1 << 53) - 1
 }
 
 /// Where a template is stored: app, target (`activity:<type>`, `widget:<kind>`) and slot.

@@ -25,7 +25,7 @@ extension Engine {
         let counters = try root.nested("counters")
         self.counters = Counters(
             activityNumber: try counters.count("activityNumber"), tokenNumber: try counters.count("tokenNumber"),
-            startOrder: try counters.count("startOrder"))
+            startOrder: try counters.count("startOrder"), tokenSalt: try counters.optionalCount("tokenSalt") ?? 0)
         for device in try root.array("devices", restoreDevice) { self.devices[device.id] = device }
         for app in try root.array("apps", restoreApp) {
             self.apps[app.id] = app

@@ -14,6 +14,13 @@ extension Engine {
     /// The whole engine state.
     /// - Complexity: O(n log n) in the number of entities.
     public func snapshot() -> JSONValue {
+        var counters: JSONObject = [
+            "activityNumber": number(self.counters.activityNumber),
+            "tokenNumber": number(self.counters.tokenNumber), "startOrder": number(self.counters.startOrder),
+            "nextSequence": number(self.scheduler.nextSequence),
+        ]
+        // Written only when set, so the default simulation's snapshots keep their bytes.
+        if self.counters.tokenSalt != 0 { counters["tokenSalt"] = number(self.counters.tokenSalt) }
         let object: JSONObject = [
             "format": .string(Self.snapshotFormat),
             "rev": .number(Double(self.rev)),
@@ -24,11 +31,7 @@ extension Engine {
                 "anchorSimulated": .string(self.clock.anchorSimulated.rfc3339),
             ],
             "configuration": self.configuration.json,
-            "counters": [
-                "activityNumber": number(self.counters.activityNumber),
-                "tokenNumber": number(self.counters.tokenNumber), "startOrder": number(self.counters.startOrder),
-                "nextSequence": number(self.scheduler.nextSequence),
-            ],
+            "counters": .object(counters),
             "devices": .array(self.devices.keys.sorted().map { snapshotJSON(self.devices[$0]!) }),
             "apps": .array(self.apps.keys.sorted().map { snapshotJSON(self.apps[$0]!) }),
             "activities": .array(self.activities.keys.sorted().map { snapshotJSON(self.activities[$0]!) }),

@@ -19,13 +19,29 @@ enum APNsRoutes {
 }
 
 extension IsletServer {
+    /// `/3/device/{token}` finds the simulation that holds the token (the oldest, when a fork
+    /// copied it); `/v1/simulations/{id}/3/device/{token}` pushes into that simulation only.
     func addAPNsRoutes() {
         let this = LoopConfined(self)
-        self.router.add(.POST, "/3/device/{token}", access: .open) {
-            (context: RouteContext) throws(APIError) -> RouteReply in
-            guard let server = this.value else { throw APIError(.internal, "server gone") }
-            return server.push(context)
+        for pattern in ["/3/device/{token}", "/v1/simulations/{simulation}/3/device/{token}"] {
+            self.router.add(.POST, pattern, access: .open) { (context: RouteContext) throws(APIError) -> RouteReply in
+                guard let server = this.value else { throw APIError(.internal, "server gone") }
+                return server.push(context)
+            }
         }
+    }
+
+    /// The simulation a push goes to: the one the path names, or else the first (in creation
+    /// order) whose engine knows the token; nil when none does.
+    private func pushTarget(_ context: RouteContext) -> Simulation? {
+        if let name = context.parameters["simulation"] { return self.simulations[name] }
+        let token = context.parameters["token"] ?? ""
+        for id in self.order {
+            if let simulation = self.simulations[id], simulation.live.engine.resolve(token: token) != nil {
+                return simulation
+            }
+        }
+        return self.simulations[SimulationName.default]
     }
 
     /// One push: headers (AP-1…AP-4), token, payload (AP-5), then the engine command; 200 with
@@ -35,7 +51,10 @@ extension IsletServer {
         let fallbackID =
             (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
             ?? randomUUID()
-        let outcome = self.checkPush(context)
+        guard let simulation = self.pushTarget(context) else {
+            return .now(APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: fallbackID))
+        }
+        let outcome = self.checkPush(context, in: simulation)
         switch outcome {
         case .failure(let failure):
             return .now(failure.httpResponse(apnsID: fallbackID))
@@ -43,7 +62,7 @@ extension IsletServer {
             if self.rateLimited(1, key: context.token) != nil {
                 return .now(APNsFailure(status: 429, reason: "TooManyRequests").httpResponse(apnsID: apnsID))
             }
-            self.simulation.submit([command]) { result in
+            simulation.live.submit([command]) { result in
                 switch result {
                 case .success:
                     context.respondLater(HTTPResponse(status: 200, headers: ["apns-id": apnsID]))
@@ -57,7 +76,7 @@ extension IsletServer {
         }
     }
 
-    private func checkPush(_ context: RouteContext) -> Result<(JSONValue, String), APNsFailure> {
+    private func checkPush(_ context: RouteContext, in simulation: Simulation) -> Result<(JSONValue, String), APNsFailure> {
         let request = context.request
         if let failure = self.checkProviderToken(request.headers) { return .failure(failure) }
         let token = context.parameters["token"] ?? ""
@@ -71,7 +90,7 @@ extension IsletServer {
             return .failure(APNsFailure(status: 413, reason: "PayloadTooLarge"))
         }
         guard !request.body.isEmpty else { return .failure(.bad("PayloadEmpty")) }
-        guard let resolution = self.engine.resolve(token: token) else { return .failure(.bad("BadDeviceToken")) }
+        guard let resolution = simulation.live.engine.resolve(token: token) else { return .failure(.bad("BadDeviceToken")) }
         if resolution.isDismissed { return .failure(self.unregistered(resolution)) }
         guard resolution.app == headers.bundleID else { return .failure(.bad("DeviceTokenNotForTopic")) }
         let payload: APNsPayload

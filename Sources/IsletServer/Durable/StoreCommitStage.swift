@@ -119,6 +119,22 @@ public final class StoreCommitStage: CommitStage {
         completion()
     }
 
+    public func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
+        let box = self.box
+        switch self.threads {
+        case .caller, .loop: return box.engine(at: rev)
+        case .writer: return self.writer.sync { box.engine(at: rev) }
+        }
+    }
+
+    public func earliestRevision() -> UInt64? {
+        let box = self.box
+        switch self.threads {
+        case .caller, .loop: return box.earliestRevision()
+        case .writer: return self.writer.sync { box.earliestRevision() }
+        }
+    }
+
     private static func encode(_ state: PublishedState) -> [UInt8] {
         SnapshotPayload(engine: state.engine.snapshotBytes, history: state.history.allEntries).encoded()
     }
@@ -152,6 +168,33 @@ private final class LogBox: @unchecked Sendable {
             logger.error(
                 "snapshot failed; the log stays complete", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
         }
+    }
+
+    /// The engine at `rev`: the latest snapshot at or before it, and the records up to it.
+    func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
+        guard let log = self.log else { return .failure(RevisionUnavailable(earliest: nil)) }
+        do {
+            let sequences = try log.snapshotSequences()
+            guard let base = sequences.filter({ $0 <= rev }).max(), let snapshot = try log.snapshot(at: base) else {
+                return .failure(RevisionUnavailable(earliest: sequences.min()))
+            }
+            var engine = try StoreRecovery.restore(snapshot, path: log.path)
+            var position = base
+            while position < rev {
+                let records = try log.records(after: position, limit: Int(min(rev - position, 4096)))
+                guard !records.isEmpty else { return .failure(RevisionUnavailable(earliest: sequences.min())) }
+                for record in records { try LogReplay.apply(record, to: &engine) }
+                position = records.last!.sequence
+            }
+            return .success(engine)
+        } catch {
+            return .failure(RevisionUnavailable(earliest: nil))
+        }
+    }
+
+    /// The oldest snapshot's revision: no state before it can be rebuilt.
+    func earliestRevision() -> UInt64? {
+        (try? self.log?.snapshotSequences())??.min()
     }
 
     func close() { self.log = nil }

@@ -61,12 +61,30 @@ public protocol CommitStage: AnyObject {
     /// stored as a last snapshot, pending writes finish, the store is closed; then `completion`
     /// runs on the loop thread. Default: `completion()` at once.
     func close(_ state: PublishedState?, completion: @escaping () -> Void)
+
+    /// The engine at an earlier revision `rev`, rebuilt from the log (a snapshot at or before it
+    /// and the records up to it), for a fork of the past; the error names the earliest revision
+    /// the log still reaches.
+    func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable>
+
+    /// The earliest revision `engine(at:)` can rebuild, if any.
+    func earliestRevision() -> UInt64?
+}
+
+/// A revision a log no longer reaches (or never kept: a store-less server keeps only its
+/// latest state), with the earliest one it can rebuild.
+public struct RevisionUnavailable: Error, Sendable {
+    public let earliest: UInt64?
 }
 
 extension CommitStage {
     public func snapshotIsDue(rev: UInt64, wall: Instant) -> Bool { false }
     public func snapshot(_ state: PublishedState) {}
     public func close(_ state: PublishedState?, completion: @escaping () -> Void) { completion() }
+    public func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
+        .failure(RevisionUnavailable(earliest: nil))
+    }
+    public func earliestRevision() -> UInt64? { nil }
 }
 
 /// The published state of an idle pipeline, as a snapshot stores it: the engine (a value whose

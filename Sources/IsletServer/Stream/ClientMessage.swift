@@ -10,9 +10,9 @@ enum ClientMessage: Equatable {
     }
 
     case ping(id: JSONValue)
-    case subscribe(id: String, path: JSONPointer, since: Since?)
+    case subscribe(id: String, simulation: String, path: JSONPointer, since: Since?)
     case unsubscribe(id: String)
-    case command(id: JSONValue, commands: [JSONValue])
+    case command(id: JSONValue, simulation: String, commands: [JSONValue])
 
     /// A message that could not be read: the error to answer with and the `id` to echo.
     struct Refusal: Error, Equatable {
@@ -54,18 +54,19 @@ enum ClientMessage: Equatable {
             try self.rejectUnknown(object, ["op", "id"])
             return .ping(id: id)
         case "subscribe":
-            try self.rejectUnknown(object, ["op", "id", "path", "since"])
+            try self.rejectUnknown(object, ["op", "id", "simulation", "path", "since"])
             return .subscribe(
-                id: try self.subscriptionID(id), path: try self.path(object), since: try self.since(object))
+                id: try self.subscriptionID(id), simulation: try self.simulation(object), path: try self.path(object),
+                since: try self.since(object))
         case "unsubscribe":
             try self.rejectUnknown(object, ["op", "id"])
             return .unsubscribe(id: try self.subscriptionID(id))
         case "command":
-            try self.rejectUnknown(object, ["op", "id", "commands"])
+            try self.rejectUnknown(object, ["op", "id", "simulation", "commands"])
             guard case .array(let commands)? = object["commands"] else {
                 throw APIError(.invalidArgument, "\"commands\" must be an array of command objects", field: "/commands")
             }
-            return .command(id: id, commands: commands)
+            return .command(id: id, simulation: try self.simulation(object), commands: commands)
         default:
             throw APIError(.invalidArgument, "unknown op \"\(op)\"", field: "/op")
         }
@@ -86,6 +87,16 @@ enum ClientMessage: Equatable {
             throw APIError(.invalidArgument, "a subscription \"id\" is a string of 1 to 128 bytes", field: "/id")
         }
         return text
+    }
+
+    /// The optional `simulation` member: `default` when absent.
+    private static func simulation(_ object: JSONObject) throws(APIError) -> String {
+        guard let value = object["simulation"] else { return SimulationName.default }
+        guard let name = value.stringValue else {
+            throw APIError(.invalidArgument, "\"simulation\" must be a simulation id", field: "/simulation")
+        }
+        try SimulationName.validate(name, field: "/simulation")
+        return name
     }
 
     private static func path(_ object: JSONObject) throws(APIError) -> JSONPointer {

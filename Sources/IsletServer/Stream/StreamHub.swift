@@ -17,6 +17,8 @@ struct SubscriptionKey: Hashable {
 final class StreamConnection {
     struct Subscription {
         let id: String
+        /// The simulation whose document the path points into.
+        let simulation: String
         let path: JSONPointer
         /// Receiving patches (its snapshot, or its resume, went out).
         var isLive = false
@@ -40,17 +42,40 @@ final class StreamConnection {
     var resyncReason: String?
     /// Over its cap: patches are dropped until the queue drains.
     var dropping = false
-    var key = SubscriptionKey.empty
+    /// The live subscription paths in each simulation: its group there.
+    var keys: [String: SubscriptionKey] = [:]
 
     init(id: ConnectionID, principal: Principal, rateKey: String) {
         self.id = id
         self.principal = principal
         self.rateKey = rateKey
     }
+
+    /// The simulations this connection has subscriptions in, sorted.
+    var simulations: [String] { Array(Set(self.subscriptions.values.map(\.simulation))).sorted() }
 }
 
-/// The stream side of the server: connections, subscriptions, fan-out of published revisions,
-/// the revision history, and the slow-consumer policy. Loop-confined.
+/// One simulation's side of the stream: its revision history, whether subscribed paths exist,
+/// and its groups of connections with equal subscription paths. Loop-confined.
+final class SimulationStream {
+    let id: String
+    let simulation: LiveSimulation
+    fileprivate var groups: [SubscriptionKey: Set<ConnectionID>] = [:]
+    fileprivate var presence = PathPresence()
+    fileprivate(set) var history: RevisionHistory
+
+    init(id: String, simulation: LiveSimulation, history: RevisionHistory) {
+        self.id = id
+        self.simulation = simulation
+        self.history = history
+    }
+
+    /// Open streams with a live subscription here.
+    var subscribers: Int { self.groups.values.reduce(0) { $0 + $1.count } }
+}
+
+/// The stream side of the server: connections, their subscriptions in any simulation, fan-out
+/// of published revisions, the revision histories, and the slow-consumer policy. Loop-confined.
 final class StreamHub {
     /// Counters for metrics (copied when `/metrics` is rendered).
     struct Counters {
@@ -61,36 +86,51 @@ final class StreamHub {
     }
 
     let transport: any Transport
-    let simulation: LiveSimulation
+    let clock: TurnClock
     let outboundCap: Int
     let maxSubscriptions: Int
     let slowTimeoutMilliseconds: Int64
     let logger: Logger
     private(set) var connections: [ConnectionID: StreamConnection] = [:]
-    private var groups: [SubscriptionKey: Set<ConnectionID>] = [:]
-    private var presence = PathPresence()
-    private(set) var history: RevisionHistory
+    private(set) var worlds: [String: SimulationStream] = [:]
     private var needsService: Set<ConnectionID> = []
     private var slowSince: [ConnectionID: Instant] = [:]
-    private let snapshotPrefix: [UInt8]
     private(set) var counters = Counters()
 
-    init(transport: any Transport, simulation: LiveSimulation, configuration: IsletConfiguration, logger: Logger) {
+    init(transport: any Transport, clock: TurnClock, configuration: IsletConfiguration, logger: Logger) {
         self.transport = transport
-        self.simulation = simulation
+        self.clock = clock
         self.outboundCap = configuration.limits.outboundBytes
         self.maxSubscriptions = configuration.limits.subscriptionsPerConnection
         let (seconds, attoseconds) = configuration.stream.slowConsumerTimeout.components
         self.slowTimeoutMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         self.logger = logger
-        self.history = RevisionHistory(
-            maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
-        self.snapshotPrefix = StreamMessages.snapshotPrefix(epoch: simulation.epoch)
     }
 
-    /// Starts from the history a restarted server recovered (before any client connects).
-    func restore(history: RevisionHistory) {
-        self.history = history
+    // MARK: Simulations
+
+    /// Serves a simulation's streams from now on.
+    func add(_ world: SimulationStream) {
+        self.worlds[world.id] = world
+    }
+
+    /// Stops serving a deleted simulation: each connection subscribed there gets `resync` with
+    /// reason `deleted`, loses those subscriptions, and is closed with 1000 if it had none elsewhere.
+    func remove(simulation id: String) {
+        guard self.worlds.removeValue(forKey: id) != nil else { return }
+        for connectionID in self.connections.keys.sorted() {
+            guard let connection = self.connections[connectionID] else { continue }
+            let subs = connection.order.filter { connection.subscriptions[$0]?.simulation == id }
+            guard !subs.isEmpty else { continue }
+            connection.keys[id] = nil
+            for sub in subs { connection.subscriptions[sub] = nil }
+            connection.order.removeAll { subs.contains($0) }
+            connection.pending.removeAll { subs.contains($0.sub) }
+            self.sendControl(StreamMessages.resync(reason: "deleted", simulation: id), to: connection)
+            if connection.subscriptions.isEmpty {
+                self.transport.close(connectionID, code: .normal, reason: "simulation deleted")
+            }
+        }
     }
 
     // MARK: Connections
@@ -103,8 +143,10 @@ final class StreamHub {
 
     func closed(_ id: ConnectionID) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
-        for sub in connection.subscriptions.values where sub.isLive { self.presence.release(sub.path) }
-        self.leaveGroup(connection)
+        for sub in connection.subscriptions.values where sub.isLive {
+            self.worlds[sub.simulation]?.presence.release(sub.path)
+        }
+        for simulation in connection.keys.keys { self.leaveGroup(connection, in: simulation) }
         self.needsService.remove(id)
         self.slowSince[id] = nil
     }
@@ -117,12 +159,17 @@ final class StreamHub {
 
     // MARK: Subscriptions
 
-    /// Registers a subscription; its snapshot (or resume) goes out once the pipeline is idle.
+    /// Registers a subscription; its snapshot (or resume) goes out once the simulation's
+    /// pipeline is idle.
     func subscribe(
-        _ connection: StreamConnection, id: String, path: JSONPointer, since: ClientMessage.Since?
+        _ connection: StreamConnection, id: String, simulation: String, path: JSONPointer,
+        since: ClientMessage.Since?
     )
         throws(APIError)
     {
+        guard let world = self.worlds[simulation] else {
+            throw APIError(.notFound, "no simulation \"\(simulation)\"", field: "/simulation")
+        }
         guard connection.subscriptions[id] == nil else {
             throw APIError(.conflict, "subscription \"\(id)\" exists on this connection", field: "/id")
         }
@@ -130,11 +177,11 @@ final class StreamHub {
             throw APIError(
                 .limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
         }
-        connection.subscriptions[id] = StreamConnection.Subscription(id: id, path: path)
+        connection.subscriptions[id] = StreamConnection.Subscription(id: id, simulation: simulation, path: path)
         connection.order.append(id)
         connection.pending.append(since.map { .resume(sub: id, since: $0) } ?? .snapshot(sub: id, reason: nil))
         self.needsService.insert(connection.id)
-        self.simulation.whenPublished { [weak self] in self?.service(connection.id) }
+        world.simulation.whenPublished { [weak self] in self?.service(connection.id) }
     }
 
     /// Ends a subscription and confirms it.
@@ -145,16 +192,16 @@ final class StreamHub {
         connection.order.removeAll { $0 == id }
         connection.pending.removeAll { $0.sub == id }
         if sub.isLive {
-            self.presence.release(sub.path)
-            self.regroup(connection)
+            self.worlds[sub.simulation]?.presence.release(sub.path)
+            self.regroup(connection, in: sub.simulation)
         }
         self.sendControl(StreamMessages.unsubscribed(sub: id), to: connection)
     }
 
     // MARK: Turn work
 
-    /// Sends what connections wait for (resyncs, snapshots, resumes) as far as their queues
-    /// allow, and closes connections over their cap for too long. Call when the pipeline is idle.
+    /// Sends what connections wait for (resyncs, snapshots, resumes) as far as their queues and
+    /// their simulations' pipelines allow, and closes connections over their cap for too long.
     func serviceAll(now: Instant) {
         for id in self.needsService { self.service(id) }
         self.closeSlowConsumers(now: now)
@@ -180,7 +227,13 @@ final class StreamHub {
             guard self.transport.send(.text(StreamMessages.resync(reason: reason)), to: id) == .queued else { return }
         }
         while let next = connection.pending.first {
-            let messages = self.messages(for: next, on: connection)
+            guard let sub = connection.subscriptions[next.sub], let world = self.worlds[sub.simulation] else {
+                connection.pending.removeFirst()
+                continue
+            }
+            // A subscription goes live exactly at a published revision: wait for that pipeline.
+            guard world.simulation.isIdle else { return }
+            let messages = self.messages(for: next, sub: sub, in: world)
             let size = messages.reduce(0) { $0 + $1.count }
             let queued = self.transport.queuedBytes(of: id)
             if queued > 0 && queued + size > self.outboundCap { return }  // wait for the queue to drain
@@ -192,36 +245,40 @@ final class StreamHub {
                 }
             }
             connection.pending.removeFirst()
-            self.activate(next.sub, on: connection)
+            self.activate(sub, in: world, on: connection)
         }
         self.needsService.remove(id)
     }
 
     /// The messages that take a pending subscription live, at the published revision.
-    private func messages(for pending: StreamConnection.Pending, on connection: StreamConnection) -> [[UInt8]] {
-        guard let sub = connection.subscriptions[pending.sub] else { return [] }
+    private func messages(
+        for pending: StreamConnection.Pending, sub: StreamConnection.Subscription, in world: SimulationStream
+    ) -> [[UInt8]] {
         switch pending {
         case .snapshot(_, let reason):
-            return [self.snapshot(sub, reason: reason)]
+            return [self.snapshot(sub, in: world, reason: reason)]
         case .resume(_, let since):
-            let latest = self.simulation.publishedRev
-            guard since.epoch == self.simulation.epoch else { return [self.snapshot(sub, reason: "epoch_changed")] }
-            guard since.rev <= latest else { return [self.snapshot(sub, reason: "unknown_revision")] }
-            guard let entries = self.history.entries(after: since.rev, latest: latest) else {
-                return [self.snapshot(sub, reason: "history_trimmed")]
+            let simulation = world.simulation
+            let latest = simulation.publishedRev
+            guard since.epoch == simulation.epoch else { return [self.snapshot(sub, in: world, reason: "epoch_changed")] }
+            guard since.rev <= latest else { return [self.snapshot(sub, in: world, reason: "unknown_revision")] }
+            guard let entries = world.history.entries(after: since.rev, latest: latest) else {
+                return [self.snapshot(sub, in: world, reason: "history_trimmed")]
             }
             guard let missed = self.missedPatches(entries, for: sub) else {
-                return [self.snapshot(sub, reason: "history_unreadable")]
+                return [self.snapshot(sub, in: world, reason: "history_unreadable")]
             }
             return [StreamMessages.subscribed(sub: sub.id, since: since.rev)] + missed
         }
     }
 
-    private func snapshot(_ sub: StreamConnection.Subscription, reason: String?) -> [UInt8] {
+    private func snapshot(_ sub: StreamConnection.Subscription, in world: SimulationStream, reason: String?) -> [UInt8] {
         self.counters.snapshots += 1
-        let engine = self.simulation.engine
+        let simulation = world.simulation
+        let engine = simulation.engine
         return StreamMessages.snapshot(
-            epoch: self.simulation.epoch, path: sub.path, reason: reason, rev: self.simulation.publishedRev, sub: sub.id
+            epoch: simulation.epoch, path: sub.path, reason: reason, rev: simulation.publishedRev,
+            simulation: world.id, sub: sub.id
         ) { writer in
             if sub.path.isRoot {
                 engine.writeDocument { writer.writeEncoded($0) }
@@ -246,9 +303,14 @@ final class StreamHub {
             let known = existed
             switch PatchFilter.filter(ops, paths: [sub.path], existed: { _ in known }) {
             case .none: break
-            case .all: messages.append(StreamMessages.patch(rev: entry.rev, encodedOps: entry.encodedOps, sub: sub.id))
+            case .all:
+                messages.append(
+                    StreamMessages.patch(
+                        rev: entry.rev, encodedOps: entry.encodedOps, simulation: sub.simulation, sub: sub.id))
             case .some(let filtered):
-                messages.append(StreamMessages.patch(rev: entry.rev, encodedOps: filtered.encoded, sub: sub.id))
+                messages.append(
+                    StreamMessages.patch(
+                        rev: entry.rev, encodedOps: filtered.encoded, simulation: sub.simulation, sub: sub.id))
             }
             existed = PatchFilter.exists(sub.path, after: ops, existedBefore: existed)
         }
@@ -262,57 +324,68 @@ final class StreamHub {
         return ops
     }
 
-    private func activate(_ id: String, on connection: StreamConnection) {
-        guard var sub = connection.subscriptions[id], !sub.isLive else { return }
+    private func activate(_ sub: StreamConnection.Subscription, in world: SimulationStream, on connection: StreamConnection) {
+        guard var sub = connection.subscriptions[sub.id], !sub.isLive else { return }
         sub.isLive = true
-        connection.subscriptions[id] = sub
-        let engine = self.simulation.engine
-        self.presence.retain(sub.path, exists: engine.value(at: sub.path) != nil)
-        self.regroup(connection)
+        connection.subscriptions[sub.id] = sub
+        let engine = world.simulation.engine
+        world.presence.retain(sub.path, exists: engine.value(at: sub.path) != nil)
+        self.regroup(connection, in: world.id)
     }
 
-    private func regroup(_ connection: StreamConnection) {
-        let key = SubscriptionKey(connection.subscriptions.values.filter(\.isLive).map(\.path))
-        guard key != connection.key else { return }
-        self.leaveGroup(connection)
-        connection.key = key
-        if !key.paths.isEmpty { self.groups[key, default: []].insert(connection.id) }
+    private func regroup(_ connection: StreamConnection, in simulation: String) {
+        let key = SubscriptionKey(
+            connection.subscriptions.values.filter { $0.isLive && $0.simulation == simulation }.map(\.path))
+        guard key != connection.keys[simulation, default: .empty] else { return }
+        self.leaveGroup(connection, in: simulation)
+        guard !key.paths.isEmpty, let world = self.worlds[simulation] else { return }
+        connection.keys[simulation] = key
+        world.groups[key, default: []].insert(connection.id)
     }
 
-    private func leaveGroup(_ connection: StreamConnection) {
-        guard !connection.key.paths.isEmpty else { return }
-        self.groups[connection.key]?.remove(connection.id)
-        if self.groups[connection.key]?.isEmpty == true { self.groups[connection.key] = nil }
-        connection.key = .empty
+    private func leaveGroup(_ connection: StreamConnection, in simulation: String) {
+        guard let key = connection.keys.removeValue(forKey: simulation), let world = self.worlds[simulation] else {
+            return
+        }
+        world.groups[key]?.remove(connection.id)
+        if world.groups[key]?.isEmpty == true { world.groups[key] = nil }
     }
 
     // MARK: Publishing
 
-    /// Records committed revisions in the history and sends each connection its patch.
-    func publish(_ records: [RevisionRecord]) {
+    /// Records a simulation's committed revisions in its history and sends each connection its patch.
+    func publish(_ records: [RevisionRecord], in world: SimulationStream) {
         for record in records {
             let revision = record.revision
-            self.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
-            if !self.groups.isEmpty { self.fanOut(revision) }
-            self.presence.apply(revision.ops)
+            world.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
+            if !world.groups.isEmpty { self.fanOut(revision, in: world) }
+            world.presence.apply(revision.ops)
         }
+    }
+
+    /// Starts from the history a restarted server recovered (before any client connects).
+    func restore(history: RevisionHistory, in world: SimulationStream) {
+        world.history = history
     }
 
     /// One patch per group of connections with equal subscription paths; equal filtered
     /// operation lists share one encoding.
-    private func fanOut(_ revision: Revision) {
+    private func fanOut(_ revision: Revision, in world: SimulationStream) {
         var whole: [UInt8]?
         var encoded: [[PatchOperation]: [UInt8]] = [:]
-        for (key, members) in self.groups {
+        for (key, members) in world.groups {
             let bytes: [UInt8]
-            switch PatchFilter.filter(revision.ops, paths: key.paths, existed: { self.presence.existed($0) }) {
+            switch PatchFilter.filter(revision.ops, paths: key.paths, existed: { world.presence.existed($0) }) {
             case .none:
                 continue
             case .all:
-                bytes = whole ?? StreamMessages.patch(rev: revision.rev, encodedOps: revision.encodedOps)
+                bytes =
+                    whole
+                    ?? StreamMessages.patch(rev: revision.rev, encodedOps: revision.encodedOps, simulation: world.id)
                 whole = bytes
             case .some(let ops):
-                bytes = encoded[ops] ?? StreamMessages.patch(rev: revision.rev, encodedOps: ops.encoded)
+                bytes =
+                    encoded[ops] ?? StreamMessages.patch(rev: revision.rev, encodedOps: ops.encoded, simulation: world.id)
                 encoded[ops] = bytes
             }
             let message = WebSocketMessage.text(bytes)
@@ -330,15 +403,15 @@ final class StreamHub {
     // MARK: Slow consumers
 
     /// Over the cap: drop the queued patches and snapshots (acks, errors and pongs stay), stop
-    /// sending patches, and once the queue drains send `resync` and fresh snapshots.
+    /// sending patches, and once the queue drains send `resync` and fresh snapshots of every
+    /// subscription, in whichever simulation.
     private func slowConsumer(_ connection: StreamConnection) {
-        let prefix = self.snapshotPrefix
         self.transport.discardQueued(of: connection.id) { message in
             let bytes = message.bytes
-            return !(bytes.starts(with: StreamMessages.patchPrefix) || bytes.starts(with: prefix))
+            return !(bytes.starts(with: StreamMessages.patchPrefix) || bytes.starts(with: StreamMessages.snapshotPrefix))
         }
         if self.slowSince[connection.id] == nil {
-            self.slowSince[connection.id] = self.simulation.clock.now
+            self.slowSince[connection.id] = self.clock.now
             self.logger.debug("slow consumer", metadata: ["islet.conn.id": "\(connection.id)"])
         }
         connection.dropping = true
@@ -348,19 +421,22 @@ final class StreamHub {
             guard var sub = connection.subscriptions[id], sub.isLive else { continue }
             sub.isLive = false
             connection.subscriptions[id] = sub
-            self.presence.release(sub.path)
+            self.worlds[sub.simulation]?.presence.release(sub.path)
         }
         connection.pending = connection.order.map { .snapshot(sub: $0, reason: nil) }
-        self.regroup(connection)
+        for simulation in connection.keys.keys { self.leaveGroup(connection, in: simulation) }
         self.needsService.insert(connection.id)
     }
 
-    /// A slow consumer's socket took everything: resync it once the pipeline is idle.
+    /// A slow consumer's socket took everything: resync it once its simulations are idle.
     func drained(_ id: ConnectionID) {
         guard let connection = self.connections[id], connection.dropping else { return }
         connection.dropping = false
         self.slowSince[id] = nil
-        self.simulation.whenPublished { [weak self] in self?.service(id) }
+        self.needsService.insert(id)
+        for simulation in connection.simulations {
+            self.worlds[simulation]?.simulation.whenPublished { [weak self] in self?.service(id) }
+        }
     }
 
     private func closeSlowConsumers(now: Instant) {

@@ -3,13 +3,14 @@ import IsletCore
 /// Encodes the server's stream messages, canonically (members sorted by key) and with every
 /// revision number written exactly as an unsigned 64-bit integer.
 enum StreamMessages {
-    /// `{"ops":…,"rev":n,"type":"patch"}`, or with `"sub"` for a resumed subscription's missed
-    /// patches. `encodedOps` is a JSON array.
-    static func patch(rev: UInt64, encodedOps: [UInt8], sub: String? = nil) -> [UInt8] {
+    /// `{"ops":…,"rev":n,"type":"patch"}`, with `"simulation"` outside the `default` simulation,
+    /// and with `"sub"` for a resumed subscription's missed patches. `encodedOps` is a JSON array.
+    static func patch(rev: UInt64, encodedOps: [UInt8], simulation: String, sub: String? = nil) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: encodedOps.count + 48)
         writer.writeRaw("{\"ops\":")
         writer.writeEncoded(encodedOps)
         writer.writeRaw(",\"rev\":\(rev)")
+        Self.writeSimulation(simulation, into: &writer)
         if let sub {
             writer.writeRaw(",\"sub\":")
             writer.write(string: sub)
@@ -21,10 +22,10 @@ enum StreamMessages {
     /// The JSON array of `ops`.
     static func encode(_ ops: [PatchOperation]) -> [UInt8] { ops.encoded }
 
-    /// `{"epoch","path","reason"?,"rev","sub","type":"snapshot","value"}`; `value` is written by
-    /// `writeValue` (null when the path does not exist).
+    /// `{"epoch","path","reason"?,"rev","simulation"?,"sub","type":"snapshot","value"}`; `value`
+    /// is written by `writeValue` (null when the path does not exist).
     static func snapshot(
-        epoch: String, path: JSONPointer, reason: String?, rev: UInt64, sub: String,
+        epoch: String, path: JSONPointer, reason: String?, rev: UInt64, simulation: String, sub: String,
         writeValue: (inout JSONWriter) -> Void
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
@@ -36,7 +37,9 @@ enum StreamMessages {
             writer.writeRaw(",\"reason\":")
             writer.write(string: reason)
         }
-        writer.writeRaw(",\"rev\":\(rev),\"sub\":")
+        writer.writeRaw(",\"rev\":\(rev)")
+        Self.writeSimulation(simulation, into: &writer)
+        writer.writeRaw(",\"sub\":")
         writer.write(string: sub)
         writer.writeRaw(",\"type\":\"snapshot\",\"value\":")
         writeValue(&writer)
@@ -44,14 +47,16 @@ enum StreamMessages {
         return writer.bytes
     }
 
-    /// The first bytes of every snapshot message of this epoch (slow-consumer discards use it).
-    static func snapshotPrefix(epoch: String) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.writeRaw("{\"epoch\":")
-        writer.write(string: epoch)
-        writer.writeRaw(",\"path\":")
-        return writer.bytes
+    /// `,"simulation":id`, except for the `default` simulation, whose messages stay as they
+    /// were before there were several.
+    private static func writeSimulation(_ simulation: String, into writer: inout JSONWriter) {
+        guard simulation != SimulationName.default else { return }
+        writer.writeRaw(",\"simulation\":")
+        writer.write(string: simulation)
     }
+
+    /// The first bytes of every snapshot message (slow-consumer discards use it).
+    static let snapshotPrefix: [UInt8] = Array("{\"epoch\":".utf8)
 
     /// The first bytes of every patch message.
     static let patchPrefix: [UInt8] = Array("{\"ops\":".utf8)
@@ -85,9 +90,18 @@ enum StreamMessages {
         return writer.bytes
     }
 
-    /// `{"reason":r,"type":"resync"}`.
-    static func resync(reason: String) -> [UInt8] {
-        Array("{\"reason\":\"\(reason)\",\"type\":\"resync\"}".utf8)
+    /// `{"reason":r,"type":"resync"}`: every subscription of the connection gets a snapshot
+    /// again; with `"simulation"`, only those in that simulation are concerned.
+    static func resync(reason: String, simulation: String? = nil) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.writeRaw("{\"reason\":")
+        writer.write(string: reason)
+        if let simulation {
+            writer.writeRaw(",\"simulation\":")
+            writer.write(string: simulation)
+        }
+        writer.writeRaw(",\"type\":\"resync\"}")
+        return writer.bytes
     }
 
     /// `{"id":…,"type":"pong"}`.

@@ -1,0 +1,25 @@
+/// Forking: a new world that starts where another one stands.
+extension Engine {
+    /// This world as the first state of a new history (revision 0): the same document, byte for
+    /// byte, unless `clock` moves it. A fork's clock may start at any instant, also before this
+    /// world's: what happened stays, and the rules apply from the new instant on.
+    ///
+    /// - Parameters:
+    ///   - clock: the new world's clock, if it differs (its instant is the one at `wall`).
+    ///   - tokenSalt: mixed into every push token the new world generates, so that two worlds
+    ///     given the same commands still hand out different tokens (tokens copied by the fork
+    ///     stay as they are).
+    public func forked(clock: SimulationClock?, atWall wall: Instant, tokenSalt: UInt64) -> Engine {
+        var fork = self
+        fork.rev = 0
+        fork.counters.tokenSalt = tokenSalt & Counters.saltMask
+        if let clock {
+            fork.clock = clock
+            fork.now = clock.simulated(atWall: wall)
+            fork.document[.clock, "now"] = .string(fork.now.rfc3339)
+            fork.document[.clock, "mode"] = .string(clock.mode.rawValue)
+            fork.document[.clock, "rate"] = .number(clock.rate)
+        }
+        return fork
+    }
+}

@@ -1,0 +1,258 @@
+import IsletCore
+import IsletRender
+import IsletTransport
+import Logging
+
+/// `/v1/simulations`: create (or fork), list, read and delete the isolated worlds of a server.
+extension IsletServer {
+    func addSimulationRoutes() {
+        let this = LoopConfined(self)
+        self.router.add(.POST, "/v1/simulations", body: .optionalJSON, access: .mutate) {
+            (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            return try server.createSimulation(try SimulationRequest(context.json), context)
+        }
+        self.router.add(.GET, "/v1/simulations") { (_: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            let list = server.simulations.keys.sorted().compactMap { id in
+                server.simulations[id].map { $0.summary(bytes: server.storage.bytes(of: id)) }
+            }
+            return .now(.json200(JSONValue.object(["simulations": .array(list)]).encoded))
+        }
+        self.router.add(.GET, "/v1/simulations/{simulation}") { (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            let simulation = try server.simulation(named: context.parameters["simulation"])
+            return .now(.json200(simulation.summary(bytes: server.storage.bytes(of: simulation.id)).encoded))
+        }
+        self.router.add(.DELETE, "/v1/simulations/{simulation}", access: .mutate) {
+            (context: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            return try server.deleteSimulation(try server.simulation(named: context.parameters["simulation"]), context)
+        }
+    }
+
+    /// Serves every simulation the storage holds besides `default` (at start, before traffic).
+    /// - Throws: `StoreError` or `RecoveryError` naming the file of a simulation that cannot be
+    ///   restored; nothing is started over it.
+    public func restoreSimulations() throws {
+        for stored in try self.storage.recoverAll(configuration: self.configuration, logger: self.logger) {
+            self.attach(
+                stored.id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
+                stage: stored.stage, created: stored.created)
+        }
+        if self.simulations.count > 1 {
+            self.logger.info("simulations restored", metadata: ["islet.sims": "\(self.simulations.count - 1)"])
+        }
+    }
+
+    /// The ids of the simulations served, in creation order (`default` first).
+    public var simulationIDs: [String] { self.order }
+
+    // MARK: Create and fork
+
+    private func createSimulation(_ request: SimulationRequest, _ context: RouteContext) throws(APIError) -> RouteReply {
+        let id = request.id ?? self.unusedSimulationID()
+        guard self.simulations[id] == nil else {
+            throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+        }
+        guard self.simulations.count < self.configuration.maxSimulations else {
+            throw APIError(
+                .limitExceeded, "at most \(self.configuration.maxSimulations) simulations (--max-simulations)")
+        }
+        guard let from = request.from else {
+            let engine = Engine(
+                renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
+            return .now(try self.establish(id, engine: engine, demo: request.demo, context))
+        }
+        let source = try self.simulation(named: from.simulation)
+        // The source's engine is its published state only when its pipeline is idle.
+        return self.whenPublished(context, in: source) { [unowned self] source throws(APIError) in
+            let engine = try self.engine(of: source, at: from.rev)
+            guard self.simulations[id] == nil else {
+                throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+            }
+            return try self.establish(id, engine: engine, clock: request.clock(at: self.now), demo: request.demo, context)
+        }
+    }
+
+    /// The clock a new world gets when the request names none: the one `--virtual-clock` asks for.
+    private var freshClock: SimulationClock? {
+        self.configuration.virtualClockStart.map { SimulationClock.virtual(now: $0, rate: 0, atWall: self.now) }
+    }
+
+    /// The source's engine at `rev` (its published revision when nil).
+    private func engine(of source: Simulation, at rev: UInt64?) throws(APIError) -> Engine {
+        let published = source.live.publishedRev
+        guard let rev, rev != published else { return source.live.engine }
+        let stage = source.live.commitStage
+        if rev < published, case .success(let engine) = stage.engine(at: rev) { return engine }
+        let earliest = stage.earliestRevision() ?? published
+        throw APIError(
+            .conflict,
+            "simulation \"\(source.id)\" has no revision \(rev) to fork from: the earliest available is \(earliest), the latest \(published)",
+            field: "/from/rev")
+    }
+
+    /// Stores the new world's revision 0 and starts serving it; with `demo`, the demo scenario's
+    /// setup follows as its first revisions.
+    private func establish(
+        _ id: String, engine: Engine, clock: SimulationClock? = nil, demo: Bool, _ context: RouteContext
+    ) throws(APIError) -> HTTPResponse {
+        var salt = SystemRandomNumberGenerator()
+        let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt.next() | 1)
+        let stored: StoredSimulation
+        do {
+            stored = try self.storage.create(
+                id, engine: genesis, wall: self.now, configuration: self.configuration, logger: self.logger)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            self.logger.error("creating a simulation failed", metadata: ["islet.sim": "\(id)", "error": "\(error)"])
+            throw APIError(.internal, "the simulation's log could not be created: \(error)")
+        }
+        let simulation = self.attach(
+            id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
+            stage: stored.stage, created: stored.created)
+        self.logger.info(
+            "simulation created", metadata: ["islet.sim": "\(id)", "islet.sim.epoch": "\(simulation.live.epoch)"])
+        if demo { self.loadDemo(into: simulation) }
+        return HTTPResponse(
+            status: 201, headers: ["content-type": "application/json", "cache-control": "no-store"],
+            body: JSONValue.object([
+                "id": .string(id), "epoch": .string(simulation.live.epoch), "rev": .number(Double(simulation.live.engine.rev)),
+            ]).encoded)
+    }
+
+    /// `s-` and 8 hexadecimal digits, not in use.
+    private func unusedSimulationID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let hex = String(generator.next() as UInt32, radix: 16)
+            let id = "s-" + String(repeating: "0", count: 8 - hex.count) + hex
+            if self.simulations[id] == nil { return id }
+        }
+    }
+
+    // MARK: Delete
+
+    /// Deletes a world once its pipeline is idle: its streams get `resync` (`deleted`), its log
+    /// closes and its files are removed. `default` always exists.
+    private func deleteSimulation(_ simulation: Simulation, _ context: RouteContext) throws(APIError) -> RouteReply {
+        guard simulation.id != SimulationName.default else {
+            throw APIError(.conflict, "the default simulation always exists; it cannot be deleted")
+        }
+        return self.whenPublished(context, in: simulation) { [unowned self] simulation throws(APIError) in
+            guard self.simulations[simulation.id] === simulation else {
+                throw APIError(.notFound, "no simulation \"\(simulation.id)\"")
+            }
+            self.detach(simulation.id)
+            let storage = self.storage
+            simulation.live.commitStage.close(nil) { storage.removeFiles(ofSimulation: simulation.id) }
+            self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
+            return .json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded)
+        }
+    }
+}
+
+/// The body of `POST /v1/simulations`, checked.
+struct SimulationRequest {
+    struct Source {
+        var simulation: String
+        var rev: UInt64?
+    }
+
+    var id: String?
+    var clockMode: SimulationClock.Mode?
+    var clockNow: Instant?
+    var clockRate: Double?
+    var demo = false
+    var from: Source?
+
+    init(_ body: JSONValue?) throws(APIError) {
+        guard let body else { return }
+        guard case .object(let object) = body else {
+            throw APIError(.invalidArgument, "the body must be a JSON object", field: .root)
+        }
+        try Self.rejectUnknown(object, ["id", "clock", "demo", "from"], under: .root)
+        if let value = object["id"] {
+            guard let id = value.stringValue else { throw APIError(.invalidArgument, "\"id\" must be a string", field: "/id") }
+            try SimulationName.validate(id, field: "/id")
+            self.id = id
+        }
+        if let value = object["demo"] {
+            guard case .bool(let demo) = value else {
+                throw APIError(.invalidArgument, "\"demo\" must be true or false", field: "/demo")
+            }
+            self.demo = demo
+        }
+        if let value = object["clock"] { try self.readClock(value) }
+        if let value = object["from"] { try self.readSource(value) }
+    }
+
+    private mutating func readClock(_ value: JSONValue) throws(APIError) {
+        guard case .object(let clock) = value else {
+            throw APIError(.invalidArgument, "\"clock\" must be {\"mode\", \"now\"?, \"rate\"?}", field: "/clock")
+        }
+        try Self.rejectUnknown(clock, ["mode", "now", "rate"], under: "/clock")
+        if let mode = clock["mode"] {
+            guard let mode = mode.stringValue.flatMap(SimulationClock.Mode.init(rawValue:)) else {
+                throw APIError(.invalidArgument, "\"mode\" is \"virtual\" or \"wall\"", field: "/clock/mode")
+            }
+            self.clockMode = mode
+        }
+        if let now = clock["now"] {
+            guard let text = now.stringValue, let instant = try? Instant(rfc3339: text) else {
+                throw APIError(.invalidArgument, "\"now\" must be an RFC 3339 date", field: "/clock/now")
+            }
+            self.clockNow = instant
+        }
+        if let rate = clock["rate"] {
+            guard let rate = rate.numberValue, rate >= 0, rate <= 1_000_000 else {
+                throw APIError(
+                    .invalidArgument, "a rate is from 0 (paused) to 1000000 simulated seconds per second",
+                    field: "/clock/rate")
+            }
+            self.clockRate = rate
+        }
+        if (self.clockMode ?? .virtual) == .wall, self.clockNow != nil || (self.clockRate ?? 1) != 1 {
+            throw APIError(.invalidArgument, "a wall clock has no \"now\" and runs at rate 1", field: "/clock")
+        }
+    }
+
+    private mutating func readSource(_ value: JSONValue) throws(APIError) {
+        guard case .object(let from) = value else {
+            throw APIError(.invalidArgument, "\"from\" must be {\"simulation\": id, \"rev\"?: n}", field: "/from")
+        }
+        try Self.rejectUnknown(from, ["simulation", "rev"], under: "/from")
+        guard let simulation = from["simulation"]?.stringValue else {
+            throw APIError(.invalidArgument, "\"from.simulation\" must be a simulation id", field: "/from/simulation")
+        }
+        try SimulationName.validate(simulation, field: "/from/simulation")
+        var source = Source(simulation: simulation)
+        if let rev = from["rev"] {
+            guard let number = rev.numberValue, number >= 0, number <= 9_007_199_254_740_991, number == number.rounded()
+            else {
+                throw APIError(.invalidArgument, "\"from.rev\" must be a revision number", field: "/from/rev")
+            }
+            source.rev = UInt64(number)
+        }
+        self.from = source
+    }
+
+    /// The clock the request asks for, anchored at `wall`; nil when it names none.
+    func clock(at wall: Instant) -> SimulationClock? {
+        guard self.clockMode != nil || self.clockNow != nil || self.clockRate != nil else { return nil }
+        switch self.clockMode ?? .virtual {
+        case .wall: return .wall(at: wall)
+        case .virtual: return .virtual(now: self.clockNow ?? wall, rate: self.clockRate ?? 0, atWall: wall)
+        }
+    }
+
+    private static func rejectUnknown(_ object: JSONObject, _ known: Set<String>, under prefix: JSONPointer)
+        throws(APIError)
+    {
+        if let unknown = object.keys.first(where: { !known.contains($0) }) {
+            throw APIError(.invalidArgument, "unknown member \"\(unknown)\"", field: prefix.appending(unknown))
+        }
+    }
+}

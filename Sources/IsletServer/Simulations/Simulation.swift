@@ -1,0 +1,38 @@
+import IsletCore
+
+/// One isolated world in the server: its engine and command pipeline, its side of the stream
+/// (history, groups) and its log. Worlds share the loop, the transport and the wall clock, and
+/// nothing else: a revision, a clock step or a token of one never reaches another. Loop-confined.
+final class Simulation {
+    let id: String
+    let live: LiveSimulation
+    let stream: SimulationStream
+    /// The wall instant it was created (the `default` simulation: when this process started).
+    let created: Instant
+
+    init(id: String, live: LiveSimulation, stream: SimulationStream, created: Instant) {
+        self.id = id
+        self.live = live
+        self.stream = stream
+        self.created = created
+    }
+
+    /// The published position.
+    var position: StreamPosition { StreamPosition(epoch: self.live.epoch, revision: self.live.publishedRev) }
+
+    /// The engine and stream history at the published revision (call when the pipeline is idle).
+    func publishedState(wall: Instant) -> PublishedState {
+        PublishedState(engine: self.live.engine, wall: wall, history: self.stream.history)
+    }
+
+    /// `{"id","epoch","rev","clock","created","subscribers","size"?}` as `GET /v1/simulations` lists it.
+    func summary(bytes: Int64?) -> JSONValue {
+        var object: JSONObject = [
+            "id": .string(self.id), "epoch": .string(self.live.epoch), "rev": .number(Double(self.live.publishedRev)),
+            "clock": self.live.engine.value(at: "/clock") ?? .null, "created": .string(self.created.rfc3339),
+            "subscribers": .number(Double(self.stream.subscribers)),
+        ]
+        if let bytes { object["size"] = .number(Double(bytes)) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,21 @@
+/// Named values stored beside the log (its `meta` table): facts about the history that are
+/// neither records nor snapshots, such as when a simulation was created.
+extension CommandLog {
+    /// The value stored under `key`, if any.
+    public func metadata(_ key: String) throws -> String? {
+        let statement = try self.connection.prepare("SELECT value FROM meta WHERE key = ?1")
+        try statement.bind(key, at: 1)
+        guard try statement.step() else { return nil }
+        return statement.text(at: 0)
+    }
+
+    /// Stores `value` under `key` (replacing what was there), durably before it returns.
+    /// - Precondition: `key` is not `epoch`, which the store owns.
+    public func setMetadata(_ key: String, _ value: String) throws {
+        precondition(key != "epoch", "the epoch never changes")
+        let statement = try self.connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
+        try statement.bind(key, at: 1)
+        try statement.bind(value, at: 2)
+        try statement.run()
+    }
+}
