@@ -4,16 +4,21 @@ extension TestWebSocketClient {
     /// Sends a JSON message.
     public func send(json: JSONValue) throws { try self.send(text: json.encodedString) }
 
-    /// Sends `subscribe`.
-    public func subscribe(_ id: String, path: String, since: (epoch: String, rev: UInt64)? = nil) throws {
+    /// Sends `subscribe` (in `simulation`, when given).
+    public func subscribe(
+        _ id: String, path: String, since: (epoch: String, rev: UInt64)? = nil, simulation: String? = nil
+    ) throws {
         var message: JSONObject = ["op": "subscribe", "id": .string(id), "path": .string(path)]
+        if let simulation { message["simulation"] = .string(simulation) }
         if let since { message["since"] = ["epoch": .string(since.epoch), "rev": .number(Double(since.rev))] }
         try self.send(json: .object(message))
     }
 
-    /// Sends a `command` with one batch.
-    public func command(_ id: String, _ commands: [JSONValue]) throws {
-        try self.send(json: ["op": "command", "id": .string(id), "commands": .array(commands)])
+    /// Sends a `command` with one batch (to `simulation`, when given).
+    public func command(_ id: String, _ commands: [JSONValue], simulation: String? = nil) throws {
+        var message: JSONObject = ["op": "command", "id": .string(id), "commands": .array(commands)]
+        if let simulation { message["simulation"] = .string(simulation) }
+        try self.send(json: .object(message))
     }
 
     /// Reads messages until one of `type` arrives (and for `ack`/`error`/`pong`, with `id`),
@@ -34,11 +39,11 @@ extension TestWebSocketClient {
     /// Sends a command batch and waits for its `ack` (throws on an `error` for it).
     @discardableResult
     public func commit(
-        _ id: String, _ commands: [JSONValue], _ each: (JSONValue) throws -> Void = { _ in }
+        _ id: String, _ commands: [JSONValue], simulation: String? = nil, _ each: (JSONValue) throws -> Void = { _ in }
     ) throws
         -> JSONValue
     {
-        try self.command(id, commands)
+        try self.command(id, commands, simulation: simulation)
         while true {
             let message = try self.readJSON()
             try each(message)
@@ -50,21 +55,37 @@ extension TestWebSocketClient {
 }
 
 extension TestHTTP {
-    /// `GET /v1/state?path=…` as JSON (the whole reply: epoch, rev, path, value).
-    public static func state(port: Int, path: String = "", headers: [(String, String)] = []) throws -> TestHTTPResponse
-    {
-        try self.request(port: port, "/v1/state?path=\(percentEncoded(path))", headers: headers)
+    /// `GET /v1/state?path=…` as JSON (the whole reply: epoch, rev, path, value), of `simulation`
+    /// when given.
+    public static func state(
+        port: Int, path: String = "", simulation: String? = nil, headers: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
+        try self.request(
+            port: port, self.route("/v1/state?path=\(percentEncoded(path))", in: simulation), headers: headers)
     }
 
-    /// `POST /v1/commands` with `commands`.
+    /// `POST /v1/commands` with `commands` (to `simulation` when given).
     public static func commands(
-        port: Int, _ commands: [JSONValue], headers: [(String, String)] = []
+        port: Int, _ commands: [JSONValue], simulation: String? = nil, headers: [(String, String)] = []
     ) throws
         -> TestHTTPResponse
     {
         let body = JSONValue.object(["commands": .array(commands)]).encoded
         return try self.request(
-            port: port, "POST", "/v1/commands", headers: [("Content-Type", "application/json")] + headers, body: body)
+            port: port, "POST", self.route("/v1/commands", in: simulation),
+            headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+
+    /// `POST /v1/simulations` with `body`.
+    public static func createSimulation(port: Int, _ body: JSONValue = [:]) throws -> TestHTTPResponse {
+        try self.request(
+            port: port, "POST", "/v1/simulations", headers: [("Content-Type", "application/json")], body: body.encoded)
+    }
+
+    /// `route` (which starts with `/v1/`) under `/v1/simulations/{simulation}` when one is given.
+    public static func route(_ route: String, in simulation: String?) -> String {
+        guard let simulation else { return route }
+        return "/v1/simulations/\(simulation)/" + route.dropFirst("/v1/".count)
     }
 }
 

@@ -1,0 +1,304 @@
+import Foundation
+import Synchronization
+import IsletCore
+import IsletServer
+import IsletTestSupport
+import Testing
+
+/// Simulations on a real socket: isolated worlds created, forked and deleted over the API.
+@Suite("Simulations: many isolated worlds in one server")
+struct LiveSimulationsTests {
+    /// A device, an app and an activity on a paused virtual clock at `now`.
+    static func world(now: String, app: String = "coffee") -> [JSONValue] {
+        [
+            ["type": "clock.set", "mode": "virtual", "now": .string(now), "rate": 0],
+            Fixture.device, ["type": "app.upsert", "id": .string(app), "name": "App", "foreground": true],
+            [
+                "type": "activity.request", "id": "a1", "app": .string(app),
+                "attributesType": "CoffeeDeliveryAttributes", "attributes": ["orderNumber": "A-1"],
+                "content": ["state": ["status": "received", "eta": 5]], "pushType": "token",
+            ],
+        ]
+    }
+
+    static func created(_ reply: TestHTTPResponse) throws -> (id: String, epoch: String) {
+        #expect(reply.status == 201, "\(reply.text)")
+        let body = try reply.json()
+        return (try #require(body["id"]?.stringValue), try #require(body["epoch"]?.stringValue))
+    }
+
+    /// The `value` of `GET …/state`, canonically encoded, with its revision.
+    static func document(_ port: Int, _ simulation: String?, path: String = "") throws -> (bytes: [UInt8], rev: UInt64) {
+        let reply = try TestHTTP.state(port: port, path: path, simulation: simulation)
+        #expect(reply.status == 200, "\(reply.text)")
+        let body = try reply.json()
+        return (try #require(body["value"]).encoded, UInt64(try #require(body["rev"]?.numberValue)))
+    }
+
+    @Test("two harnesses in parallel, each in its own simulation with its own virtual clock, never see each other's revisions")
+    func parallelHarnesses() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            let starts = ["2026-01-01T08:00:00Z", "2031-06-01T12:30:00Z"]
+            let outcomes = Mutex<[Int: Result<[JSONValue], TestClientError>]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do {
+                    let id = "harness-\(index)"
+                    let made = try Self.created(
+                        try TestHTTP.createSimulation(
+                            port: port,
+                            ["id": .string(id), "clock": ["mode": "virtual", "now": .string(starts[index])]]))
+                    let client = try TestWebSocketClient.connect(port: port)
+                    _ = try client.readJSON()
+                    try client.subscribe("all", path: "", simulation: id)
+                    var received: [JSONValue] = [try client.read(until: "snapshot")]
+                    try client.commit("w", Self.world(now: starts[index], app: "app\(index)"), simulation: id) {
+                        received.append($0)
+                    }
+                    for n in 0..<20 {
+                        try client.commit("u\(n)", [Fixture.update("a1", status: "s\(n)")], simulation: id) {
+                            received.append($0)
+                        }
+                    }
+                    while received.filter({ $0["type"] == "patch" }).count < 21 { received.append(try client.readJSON()) }
+                    #expect(made.id == id)
+                    outcomes.withLock { $0[index] = .success(received) }
+                } catch {
+                    outcomes.withLock { $0[index] = .failure(TestClientError("harness \(index): \(error)")) }
+                }
+            }
+            for index in 0..<2 {
+                let id = "harness-\(index)"
+                let received = try #require(outcomes.withLock { $0[index] }).get()
+                let snapshot = received[0]
+                #expect(snapshot["simulation"] == .string(id))
+                #expect(snapshot["rev"] == 0)
+                let patches = received.filter { $0["type"] == "patch" }
+                #expect(patches.allSatisfy { $0["simulation"] == .string(id) }, "only its own simulation's patches")
+                #expect(patches.map { $0["rev"] } == (1...21).map { .number(Double($0)) }, "every revision, in order")
+                let clock = try TestHTTP.state(port: port, path: "/clock/now", simulation: id).json()["value"]
+                #expect(clock == .string(starts[index]), "its own clock")
+                let apps = try TestHTTP.state(port: port, path: "/apps", simulation: id).json()["value"]
+                #expect(apps?.objectValue?.keys.sorted() == ["app\(index)"], "none of the other world's apps")
+            }
+            #expect(try Self.document(port, nil).rev == 0, "default untouched")
+        }
+    }
+
+    @Test("a fork at rev equals the source at rev byte for byte, at revision 0 with a new epoch; the same commands keep them equal")
+    func forkEquality() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
+            _ = try TestHTTP.commands(port: port, Self.world(now: "2027-03-01T09:00:00Z"), simulation: "src")
+            let atOne = try Self.document(port, "src")
+            #expect(atOne.rev == 1)
+            for n in 0..<3 {
+                _ = try TestHTTP.commands(port: port, [Fixture.update("a1", status: "s\(n)")], simulation: "src")
+            }
+            let latest = try Self.document(port, "src")
+            let source = try TestHTTP.request(port: port, "/v1/simulations/src").json()
+
+            let old = try Self.created(
+                try TestHTTP.createSimulation(port: port, ["id": "old", "from": ["simulation": "src", "rev": 1]]))
+            let now = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "now", "from": ["simulation": "src"]]))
+            #expect(old.epoch != source["epoch"]?.stringValue && now.epoch != old.epoch, "new epochs")
+            let oldDocument = try Self.document(port, "old")
+            let nowDocument = try Self.document(port, "now")
+            #expect(oldDocument.rev == 0 && nowDocument.rev == 0)
+            #expect(oldDocument.bytes == atOne.bytes, "the fork of rev 1 is the source at rev 1")
+            #expect(nowDocument.bytes == latest.bytes, "the fork of the latest rev is the source now")
+            #expect(try Self.document(port, "src").bytes == latest.bytes, "the source is untouched")
+
+            // The source's next commands, on both: equal documents at every step.
+            for n in 0..<4 {
+                let batch: [JSONValue] = [
+                    Fixture.update("a1", status: "next\(n)"), ["type": "clock.advance", "seconds": .number(Double(600 * n))],
+                ]
+                #expect(try TestHTTP.commands(port: port, batch, simulation: "src").rev == UInt64(5 + n))
+                #expect(try TestHTTP.commands(port: port, batch, simulation: "now").rev == UInt64(1 + n))
+                #expect(try Self.document(port, "now").bytes == Self.document(port, "src").bytes, "step \(n)")
+            }
+            // Tokens generated after the fork differ, so APNs ingress finds one world per token.
+            let request: JSONValue = [
+                "type": "activity.request", "id": "a2", "app": "coffee", "attributesType": "CoffeeDeliveryAttributes",
+                "attributes": ["orderNumber": "B-2"], "content": ["state": ["status": "received", "eta": 5]],
+                "pushType": "token",
+            ]
+            let sourceToken = try TestHTTP.commands(port: port, [request], simulation: "src").json()[pointer: "/results/0/pushToken"]
+            let forkToken = try TestHTTP.commands(port: port, [request], simulation: "now").json()[pointer: "/results/0/pushToken"]
+            #expect(sourceToken != nil && forkToken != nil && sourceToken != forkToken)
+        }
+    }
+
+    @Test("a fork may start its clock before or after the source's")
+    func forkClock() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
+            _ = try TestHTTP.commands(port: port, Self.world(now: "2027-03-01T09:00:00Z"), simulation: "src")
+            for now in ["2025-01-01T00:00:00Z", "2028-01-01T00:00:00Z"] {
+                let id = "f\(now.prefix(4))"
+                _ = try Self.created(
+                    try TestHTTP.createSimulation(
+                        port: port,
+                        ["id": .string(id), "from": ["simulation": "src"], "clock": ["mode": "virtual", "now": .string(now)]]))
+                #expect(try TestHTTP.state(port: port, path: "/clock/now", simulation: id).json()["value"] == .string(now))
+                #expect(try Self.document(port, id, path: "/activities/a1/id").bytes == Array(#""a1""#.utf8))
+            }
+        }
+    }
+
+    @Test("deleting a simulation under live subscribers: resync (deleted), 1000 for streams with nothing else, others keep going")
+    func deleteUnderSubscribers() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "doomed"]))
+            _ = try TestHTTP.commands(port: port, Self.world(now: "2027-03-01T09:00:00Z"), simulation: "doomed")
+            let only = try TestWebSocketClient.connect(port: port)
+            _ = try only.readJSON()
+            try only.subscribe("d", path: "", simulation: "doomed")
+            _ = try only.read(until: "snapshot")
+            let both = try TestWebSocketClient.connect(port: port)
+            _ = try both.readJSON()
+            try both.subscribe("d", path: "", simulation: "doomed")
+            _ = try both.read(until: "snapshot")
+            try both.subscribe("main", path: "/clock")
+            _ = try both.read(until: "snapshot")
+
+            let reply = try TestHTTP.request(port: port, "DELETE", "/v1/simulations/doomed")
+            #expect(reply.status == 200, "\(reply.text)")
+            let resync = try only.read(until: "resync")
+            #expect(resync["reason"] == "deleted" && resync["simulation"] == "doomed")
+            #expect(try only.readClose() == 1000)
+            #expect(try both.read(until: "resync")["simulation"] == "doomed")
+            try both.send(json: ["op": "ping", "id": 7])
+            #expect(try both.read(until: "pong")["id"] == 7, "a stream with subscriptions elsewhere stays open")
+            #expect(try TestHTTP.state(port: port, simulation: "doomed").status == 404)
+            #expect(try TestHTTP.request(port: port, "/v1/simulations/doomed").status == 404)
+            try both.subscribe("again", path: "", simulation: "doomed")
+            let refused = try both.read(until: "error")
+            #expect(refused[pointer: "/error/code"] == "not_found")
+            #expect(refused[pointer: "/error/field"] == "/simulation")
+        }
+    }
+
+    @Test("bad input: each refusal is a structured error and creates nothing")
+    func badInput() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            configuration.maxSimulations = 3
+            try await withRunningServer(configuration) { server in
+                let port = server.port
+                _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "one"]))
+                let refusals: [(body: String, status: Int, code: String, field: String?)] = [
+                    (#"{"id":"one"}"#, 409, "conflict", "/id"),
+                    (#"{"id":"default"}"#, 409, "conflict", "/id"),
+                    (#"{"id":"Upper"}"#, 400, "invalid_argument", "/id"),
+                    (#"{"id":""}"#, 400, "invalid_argument", "/id"),
+                    (#"{"id":"\#(String(repeating: "a", count: 65))"}"#, 400, "invalid_argument", "/id"),
+                    (#"{"id":"../x"}"#, 400, "invalid_argument", "/id"),
+                    (#"{"id":7}"#, 400, "invalid_argument", "/id"),
+                    (#"{"nope":1}"#, 400, "invalid_argument", "/nope"),
+                    (#"{"clock":{"mode":"virtual","rate":-1}}"#, 400, "invalid_argument", "/clock/rate"),
+                    (#"{"clock":{"mode":"virtual","now":"yesterday"}}"#, 400, "invalid_argument", "/clock/now"),
+                    (#"{"clock":{"mode":"wall","now":"2026-01-01T00:00:00Z"}}"#, 400, "invalid_argument", "/clock"),
+                    (#"{"demo":"yes"}"#, 400, "invalid_argument", "/demo"),
+                    (#"{"from":{"simulation":"ghost"}}"#, 404, "not_found", nil),
+                    (#"{"from":{"simulation":"one","rev":5}}"#, 409, "conflict", "/from/rev"),
+                    (#"{"from":{"simulation":"one","rev":-1}}"#, 400, "invalid_argument", "/from/rev"),
+                    (#"[1]"#, 400, "invalid_argument", ""),
+                    (#"{"id":"#, 400, "invalid_json", nil),
+                ]
+                for refusal in refusals {
+                    let reply = try TestHTTP.postJSON(port: port, "/v1/simulations", refusal.body)
+                    #expect(reply.status == refusal.status, "\(refusal.body): \(reply.text)")
+                    #expect(reply.errorCode == refusal.code, "\(refusal.body)")
+                    if let field = refusal.field {
+                        #expect(try reply.json()[pointer: "/error/field"] == .string(field), "\(refusal.body)")
+                    }
+                }
+                let outside = try TestHTTP.postJSON(port: port, "/v1/simulations", #"{"from":{"simulation":"one","rev":5}}"#)
+                #expect(outside.text.contains("the earliest available is 0"), "\(outside.text)")
+                _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "two"]))
+                let full = try TestHTTP.createSimulation(port: port, ["id": "three"])
+                #expect(full.status == 422 && full.errorCode == "limit_exceeded", "\(full.text)")
+                #expect(try TestHTTP.request(port: port, "DELETE", "/v1/simulations/default").status == 409)
+                #expect(try TestHTTP.request(port: port, "DELETE", "/v1/simulations/ghost").status == 404)
+                #expect(try TestHTTP.commands(port: port, [Fixture.device], simulation: "ghost").errorCode == "not_found")
+                let listed = try TestHTTP.request(port: port, "/v1/simulations").json()["simulations"]?.arrayValue
+                #expect(listed?.compactMap { $0["id"]?.stringValue } == ["default", "one", "two"])
+                let files = try FileManager.default.contentsOfDirectory(atPath: dir.file("islet.sqlite.simulations"))
+                #expect(Set(files.filter { $0.hasSuffix(".sqlite") }) == ["one.sqlite", "two.sqlite"], "nothing half-created")
+            }
+        }
+    }
+
+    @Test("a restart restores every simulation: the same epochs, revisions and documents")
+    func restartRestoresAll() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            let count = 50
+            let before: [String: (epoch: String, document: [UInt8], rev: UInt64)] = try await withRunningServer(
+                configuration
+            ) { server in
+                var images: [String: (String, [UInt8], UInt64)] = [:]
+                for n in 0..<count {
+                    let id = "world-\(n)"
+                    let made = try Self.created(
+                        try TestHTTP.createSimulation(
+                            port: server.port, n.isMultiple(of: 7) ? ["id": .string(id), "demo": true] : ["id": .string(id)]))
+                    if !n.isMultiple(of: 7) {
+                        _ = try TestHTTP.commands(
+                            port: server.port, Self.world(now: "2026-0\(1 + n % 9)-01T08:00:00Z"), simulation: id)
+                    }
+                    let document = try Self.document(server.port, id)
+                    images[id] = (made.epoch, document.bytes, document.rev)
+                }
+                _ = try TestHTTP.request(port: server.port, "DELETE", "/v1/simulations/world-3")
+                images["world-3"] = nil
+                return images.mapValues { (epoch: $0.0, document: $0.1, rev: $0.2) }
+            }
+            try await withRunningServer(configuration) { server in
+                let listed = try TestHTTP.request(port: server.port, "/v1/simulations").json()["simulations"]?.arrayValue ?? []
+                #expect(listed.count == count, "default and the \(count - 1) left")
+                for (id, image) in before {
+                    let document = try Self.document(server.port, id)
+                    #expect(document.bytes == image.document, "\(id)")
+                    #expect(document.rev == image.rev, "\(id)")
+                    #expect(try TestHTTP.request(port: server.port, "/v1/simulations/\(id)").json()["epoch"] == .string(image.epoch))
+                }
+                #expect(try TestHTTP.request(port: server.port, "/v1/simulations/world-3").status == 404)
+            }
+        }
+    }
+
+    @Test("APNs ingress finds the simulation that holds a token; a prefixed ingress pushes into one simulation only")
+    func apnsAcrossSimulations() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            var tokens: [String: String] = [:]
+            for id in ["left", "right"] {
+                _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": .string(id)]))
+                let reply = try TestHTTP.commands(port: port, Self.world(now: "2026-11-22T08:00:00Z"), simulation: id)
+                tokens[id] = try #require(try reply.json()[pointer: "/results/3/pushToken"]?.stringValue)
+            }
+            #expect(tokens["left"] != tokens["right"], "the same commands in two worlds give different tokens")
+            let headers = [("apns-push-type", "liveactivity"), ("apns-topic", "coffee.push-type.liveactivity")]
+            let push = #"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"brewing"}}}"#
+            let reply = try TestHTTP.request(
+                port: port, "POST", "/3/device/\(tokens["right"]!)", headers: headers, body: Array(push.utf8))
+            #expect(reply.status == 200, "\(reply.text)")
+            let status = "/activities/a1/content/state/status"
+            #expect(try TestHTTP.state(port: port, path: status, simulation: "right").json()["value"] == "brewing")
+            #expect(try TestHTTP.state(port: port, path: status, simulation: "left").json()["value"] == "received")
+            let wrongWorld = try TestHTTP.request(
+                port: port, "POST", "/v1/simulations/left/3/device/\(tokens["right"]!)", headers: headers,
+                body: Array(push.utf8))
+            #expect(wrongWorld.status == 400, "the token is not in that world")
+            #expect(try wrongWorld.json()["reason"] == "BadDeviceToken")
+        }
+    }
+}
