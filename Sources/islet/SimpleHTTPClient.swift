@@ -4,7 +4,7 @@ import ArgumentParser
 import Glibc
 #endif
 
-/// One HTTP/1.1 request over a plain TCP socket (IPv4), for `islet push`.
+/// One HTTP/1.1 request over a plain TCP socket (IPv4), for `islet push` and `islet sim`.
 enum SimpleHTTPClient {
     struct Reply {
         var status: Int

@@ -37,6 +37,9 @@ struct Tail: AsyncParsableCommand {
     @Option(help: "Stop after this many messages (the hello included).")
     var limit: Int?
 
+    @Option(help: "The simulation to subscribe in (default: default). With --since and no --epoch, its epoch is read first.")
+    var simulation: String?
+
     func run() async throws {
         let environment = Environment.current
         let target = try StreamURL(self.url ?? environment["ISLET_URL"] ?? "ws://127.0.0.1:8080/v1/stream")
@@ -46,9 +49,13 @@ struct Tail: AsyncParsableCommand {
         }
         var logger = Logger(label: "islet.tail")
         logger.logLevel = .critical
+        var epoch = self.epoch
+        if let simulation = self.simulation, self.since != nil, epoch == nil {
+            epoch = try Self.epoch(of: simulation, host: target.host, port: target.port)
+        }
         let options = StreamTail.Options(
             host: target.host, port: target.port, path: path, paths: self.paths.isEmpty ? [""] : self.paths,
-            since: self.since, epoch: self.epoch, limit: self.limit)
+            since: self.since, epoch: epoch, limit: self.limit, simulation: self.simulation)
         let end = try await StreamTail.run(options, logger: logger) { line in
             let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
@@ -62,6 +69,17 @@ struct Tail: AsyncParsableCommand {
             printError("islet tail: \(reason)")
             throw ExitCode(1)
         }
+    }
+
+    /// The epoch of `simulation`, from `GET /v1/simulations/{id}`.
+    private static func epoch(of simulation: String, host: String, port: Int) throws -> String {
+        let reply = try SimpleHTTPClient.request(
+            host: host, port: port, method: "GET", path: "/v1/simulations/\(queryEncoded(simulation))", headers: [],
+            body: [])
+        guard reply.status == 200, let epoch = SimulationRequests.epoch(reply.body) else {
+            throw ValidationError("no simulation \(simulation): \(SimulationRequests.errorMessage(reply.body))")
+        }
+        return epoch
     }
 }
 

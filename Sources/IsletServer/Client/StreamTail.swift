@@ -28,10 +28,12 @@ public final class StreamTail: Sendable {
         public var epoch: String?
         /// Stop after this many messages (nil: until the server closes).
         public var limit: Int?
+        /// The simulation the paths point into (nil: `default`).
+        public var simulation: String?
 
         public init(
             host: String, port: Int, path: String, paths: [String], since: UInt64? = nil, epoch: String? = nil,
-            limit: Int? = nil
+            limit: Int? = nil, simulation: String? = nil
         ) {
             self.host = host
             self.port = port
@@ -40,6 +42,7 @@ public final class StreamTail: Sendable {
             self.since = since
             self.epoch = epoch
             self.limit = limit
+            self.simulation = simulation
         }
     }
 
@@ -122,6 +125,7 @@ public final class StreamTail: Sendable {
                 var message: JSONObject = [
                     "op": "subscribe", "id": .string("tail-\(index + 1)"), "path": .string(path),
                 ]
+                if let simulation = self.options.simulation { message["simulation"] = .string(simulation) }
                 if let since = self.options.since {
                     message["since"] = ["epoch": .string(epoch), "rev": .number(Double(since))]
                 }

@@ -62,7 +62,7 @@ extension IsletServer {
         guard let from = request.from else {
             let engine = Engine(
                 renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
-            return .now(try self.establish(id, engine: engine, demo: request.demo, context))
+            return try self.establish(id, engine: engine, demo: request.demo, context)
         }
         let source = try self.simulation(named: from.simulation)
         // The source's engine is its published state only when its pipeline is idle.
@@ -71,7 +71,10 @@ extension IsletServer {
             guard self.simulations[id] == nil else {
                 throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
             }
-            return try self.establish(id, engine: engine, clock: request.clock(at: self.now), demo: request.demo, context)
+            let created = try self.establish(
+                id, engine: engine, clock: request.clock(at: self.now), demo: request.demo, context)
+            guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
+            return response
         }
     }
 
@@ -94,10 +97,10 @@ extension IsletServer {
     }
 
     /// Stores the new world's revision 0 and starts serving it; with `demo`, the demo scenario's
-    /// setup follows as its first revisions.
+    /// setup follows as its first revisions, and the reply waits for their commit.
     private func establish(
         _ id: String, engine: Engine, clock: SimulationClock? = nil, demo: Bool, _ context: RouteContext
-    ) throws(APIError) -> HTTPResponse {
+    ) throws(APIError) -> RouteReply {
         var salt = SystemRandomNumberGenerator()
         let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt.next() | 1)
         let stored: StoredSimulation
@@ -115,11 +118,20 @@ extension IsletServer {
             stage: stored.stage, created: stored.created)
         self.logger.info(
             "simulation created", metadata: ["islet.sim": "\(id)", "islet.sim.epoch": "\(simulation.live.epoch)"])
-        if demo { self.loadDemo(into: simulation) }
-        return HTTPResponse(
+        guard demo else { return .now(Self.createdResponse(simulation)) }
+        self.loadDemo(into: simulation)
+        return self.whenPublished(context, in: simulation) { simulation throws(APIError) in
+            Self.createdResponse(simulation)
+        }
+    }
+
+    /// `201 {"id","epoch","rev"}` at the published revision.
+    private static func createdResponse(_ simulation: Simulation) -> HTTPResponse {
+        HTTPResponse(
             status: 201, headers: ["content-type": "application/json", "cache-control": "no-store"],
             body: JSONValue.object([
-                "id": .string(id), "epoch": .string(simulation.live.epoch), "rev": .number(Double(simulation.live.engine.rev)),
+                "id": .string(simulation.id), "epoch": .string(simulation.live.epoch),
+                "rev": .number(Double(simulation.live.publishedRev)),
             ]).encoded)
     }
 
@@ -187,6 +199,9 @@ struct SimulationRequest {
         }
         if let value = object["clock"] { try self.readClock(value) }
         if let value = object["from"] { try self.readSource(value) }
+        if self.demo && self.from != nil {
+            throw APIError(.invalidArgument, "\"demo\" loads into an empty simulation, not into a fork", field: "/demo")
+        }
     }
 
     private mutating func readClock(_ value: JSONValue) throws(APIError) {

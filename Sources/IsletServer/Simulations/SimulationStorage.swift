@@ -124,8 +124,8 @@ extension SimulationStorage {
 
     /// Bytes on disk of a simulation's log (database and WAL), if it is a file.
     func bytes(of id: String) -> Int64? {
-        guard let directory = self.directory else { return nil }
-        let path = directory + "/" + id + ".sqlite"
+        guard case .logs(let directory?, let settings, _) = self.kind else { return nil }
+        let path = id == SimulationName.default ? settings.path : directory + "/" + id + ".sqlite"
         return [path, path + "-wal"].compactMap { file in
             (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int64
         }.reduce(0, +)

@@ -205,6 +205,7 @@ struct LiveSimulationsTests {
                     (#"{"clock":{"mode":"virtual","now":"yesterday"}}"#, 400, "invalid_argument", "/clock/now"),
                     (#"{"clock":{"mode":"wall","now":"2026-01-01T00:00:00Z"}}"#, 400, "invalid_argument", "/clock"),
                     (#"{"demo":"yes"}"#, 400, "invalid_argument", "/demo"),
+                    (#"{"demo":true,"from":{"simulation":"one"}}"#, 400, "invalid_argument", "/demo"),
                     (#"{"from":{"simulation":"ghost"}}"#, 404, "not_found", nil),
                     (#"{"from":{"simulation":"one","rev":5}}"#, 409, "conflict", "/from/rev"),
                     (#"{"from":{"simulation":"one","rev":-1}}"#, 400, "invalid_argument", "/from/rev"),
