@@ -31,7 +31,11 @@ extension IsletServer {
 
     private func run(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> RouteReply {
         do throws(APIError) {
-            _ = try self.access.check(route.access, headers: request.headers)
+            let principal = try self.access.check(route.access, headers: request.headers, scoped: self.simulationTokens)
+            // A per-simulation token reaches only routes of its own simulation.
+            if let scope = principal.simulation, parameters["simulation"] != scope {
+                throw principal.refusal(for: parameters["simulation"] ?? "this route")
+            }
             let json: JSONValue?
             switch route.body {
             case .none: json = nil

@@ -27,7 +27,7 @@ extension IsletServer: TransportDelegate {
             guard self.access.allows(origin: upgrade.headers["origin"]) else {
                 throw APIError(.forbidden, "the Origin \(upgrade.headers["origin"] ?? "") is not allowed")
             }
-            principal = try self.access.principal(for: token)
+            principal = try self.access.principal(for: token, scoped: self.simulationTokens)
         } catch {
             self.logger.debug(
                 "stream refused", metadata: ["islet.conn.id": "\(connection)", "error.code": "\(error.code)"])
@@ -60,6 +60,7 @@ extension IsletServer: TransportDelegate {
             self.hub.sendControl(StreamMessages.pong(id: id), to: session)
         case .subscribe(let id, let simulation, let path, let since):
             do throws(APIError) {
+                guard session.principal.reaches(simulation) else { throw session.principal.refusal(for: simulation) }
                 try self.hub.subscribe(session, id: id, simulation: simulation, path: path, since: since)
             } catch {
                 self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
@@ -84,7 +85,10 @@ extension IsletServer: TransportDelegate {
             return self.hub.sendControl(wait.streamMessage(id: id), to: session)
         }
         let simulation: Simulation
-        do throws(APIError) { simulation = try self.simulation(named: name) } catch {
+        do throws(APIError) {
+            guard session.principal.reaches(name) else { throw session.principal.refusal(for: name) }
+            simulation = try self.simulation(named: name)
+        } catch {
             var error = error
             error.field = "/simulation"
             return self.hub.sendControl(error.streamMessage(id: id), to: session)

@@ -29,6 +29,8 @@ public final class IsletServer {
     private(set) var order: [String] = []
     /// Where simulations other than `default` keep their logs.
     let storage: SimulationStorage
+    /// The per-simulation tokens of every simulation that has them.
+    private(set) var simulationTokens: [String: Principal] = [:]
     let access: Access
     var rateLimiter: RateLimiter
     private let hello: StreamHello
@@ -83,7 +85,7 @@ public final class IsletServer {
             SimulationName.default,
             engine: recovered?.engine ?? engine ?? Self.freshEngine(configuration, at: clock.now),
             epoch: recovered?.epoch ?? epoch ?? randomEpoch(), history: recovered?.history ?? history,
-            stage: commitStage, created: clock.now)
+            stage: commitStage, created: clock.now, tokens: nil)
         self.addBuiltInRoutes()
         self.addSimulationRoutes()
         self.addAPIRoutes()
@@ -93,7 +95,8 @@ public final class IsletServer {
     /// Serves a world from now on: its pipeline publishes to the hub, its failures close its streams.
     @discardableResult
     func attach(
-        _ id: String, engine: Engine, epoch: String, history: RevisionHistory, stage: any CommitStage, created: Instant
+        _ id: String, engine: Engine, epoch: String, history: RevisionHistory, stage: any CommitStage, created: Instant,
+        tokens: SimulationTokens?
     ) -> Simulation {
         let live = LiveSimulation(engine: engine, epoch: epoch, clock: self.clock, commitStage: stage, logger: self.logger)
         let stream = SimulationStream(id: id, simulation: live, history: history)
@@ -101,14 +104,22 @@ public final class IsletServer {
         live.failed = { [unowned self] _ in self.storeFailed(id) }
         live.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.hub.add(stream)
-        let simulation = Simulation(id: id, live: live, stream: stream, created: created)
+        let simulation = Simulation(id: id, live: live, stream: stream, created: created, tokens: tokens)
         self.simulations[id] = simulation
+        if let tokens {
+            self.simulationTokens[tokens.admin] = Principal(role: .admin, simulation: id)
+            self.simulationTokens[tokens.viewer] = Principal(role: .viewer, simulation: id)
+        }
         self.order.append(id)
         return simulation
     }
 
     /// Stops serving a world (its stage is closed by the caller).
     func detach(_ id: String) {
+        if let tokens = self.simulations[id]?.tokens {
+            self.simulationTokens[tokens.admin] = nil
+            self.simulationTokens[tokens.viewer] = nil
+        }
         self.hub.remove(simulation: id)
         self.simulations[id] = nil
         self.order.removeAll { $0 == id }

@@ -7,6 +7,6 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measures Islet's performance budgets (run on a release build).",
         subcommands: [
             BenchEngine.self, BenchStore.self, BenchIdle.self, BenchFanout.self, BenchCompression.self,
-            BenchCommands.self, BenchRecovery.self,
+            BenchCommands.self, BenchRecovery.self, BenchSimulations.self,
         ])
 }

@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
             ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO, ISLET_DB, ISLET_DURABILITY,
-            ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true).
+            ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true),
+            ISLET_MAX_SIMULATIONS.
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
@@ -78,6 +79,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "SQLite command log; :memory: for a throwaway run (ISLET_DB). Default: ./islet.sqlite.")
     var db: String?
 
+    @Option(help: "Simulations that may exist at once, default included (ISLET_MAX_SIMULATIONS). Default: 1000.")
+    var maxSimulations: Int?
+
     @Option(
         help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
     var durability: String?
@@ -115,6 +119,8 @@ struct Serve: AsyncParsableCommand {
         let level = try Self.logLevel(self.logLevel ?? environment["ISLET_LOG_LEVEL"] ?? "info")
         let logger = makeLogger(level: level)
         let configuration = try self.configuration(environment)
+        // Each simulation's log holds a few files open (database, WAL, shared memory, lock).
+        _ = raiseOpenFileLimit()
         if self.printConfig {
             print(describe(configuration))
             return
@@ -200,6 +206,9 @@ struct Serve: AsyncParsableCommand {
         configuration.webSocketCompression =
             self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
         configuration.conformanceEcho = self.conformanceEcho
+        if let max: Int = try self.maxSimulations ?? environment.number("ISLET_MAX_SIMULATIONS") {
+            configuration.maxSimulations = max
+        }
         return configuration
     }
 
@@ -289,5 +298,6 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     demo: \(configuration.demo.rawValue)
     ws-compression: \(configuration.webSocketCompression)
     conformance-echo: \(configuration.conformanceEcho)
+    max-simulations: \(configuration.maxSimulations)
     """
 }

@@ -33,8 +33,8 @@ extension IsletServer {
 
     /// The simulation a push goes to: the one the path names, or else the first (in creation
     /// order) whose engine knows the token; nil when none does.
-    private func pushTarget(_ context: RouteContext) -> Simulation? {
-        if let name = context.parameters["simulation"] { return self.simulations[name] }
+    private func pushTarget(_ context: RouteContext, scope: String?) -> Simulation? {
+        if let name = context.parameters["simulation"] ?? scope { return self.simulations[name] }
         let token = context.parameters["token"] ?? ""
         for id in self.order {
             if let simulation = self.simulations[id], simulation.live.engine.resolve(token: token) != nil {
@@ -51,7 +51,15 @@ extension IsletServer {
         let fallbackID =
             (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
             ?? randomUUID()
-        guard let simulation = self.pushTarget(context) else {
+        let principal: Principal
+        switch self.checkProviderToken(request.headers) {
+        case .failure(let failure): return .now(failure.httpResponse(apnsID: fallbackID))
+        case .success(let checked): principal = checked
+        }
+        if let name = context.parameters["simulation"], !principal.reaches(name) {
+            return .now(APNsFailure(status: 403, reason: "InvalidProviderToken").httpResponse(apnsID: fallbackID))
+        }
+        guard let simulation = self.pushTarget(context, scope: principal.simulation) else {
             return .now(APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: fallbackID))
         }
         let outcome = self.checkPush(context, in: simulation)
@@ -78,7 +86,6 @@ extension IsletServer {
 
     private func checkPush(_ context: RouteContext, in simulation: Simulation) -> Result<(JSONValue, String), APNsFailure> {
         let request = context.request
-        if let failure = self.checkProviderToken(request.headers) { return .failure(failure) }
         let token = context.parameters["token"] ?? ""
         guard isHexToken(token) else { return .failure(.bad("BadDeviceToken")) }
         let headers: APNsHeaders
@@ -104,16 +111,18 @@ extension IsletServer {
         return .success((payload.command(for: resolution, headers: headers, apnsID: apnsID), apnsID))
     }
 
-    /// With an admin token configured, the push must carry it as its provider token.
-    private func checkProviderToken(_ headers: HTTPHeaders) -> APNsFailure? {
-        guard self.access.isEnabled else { return nil }
+    /// With an admin token configured, the push must carry it (or a simulation's admin token,
+    /// which reaches only that simulation) as its provider token.
+    private func checkProviderToken(_ headers: HTTPHeaders) -> Result<Principal, APNsFailure> {
+        guard self.access.isEnabled else { return .success(.admin) }
         guard let token = Access.presentedToken(headers: headers, query: nil), !token.isEmpty else {
-            return APNsFailure(status: 403, reason: "MissingProviderToken")
+            return .failure(APNsFailure(status: 403, reason: "MissingProviderToken"))
         }
-        guard let principal = try? self.access.principal(for: token), principal.mayMutate else {
-            return APNsFailure(status: 403, reason: "InvalidProviderToken")
+        guard let principal = try? self.access.principal(for: token, scoped: self.simulationTokens), principal.mayMutate
+        else {
+            return .failure(APNsFailure(status: 403, reason: "InvalidProviderToken"))
         }
-        return nil
+        return .success(principal)
     }
 
     /// 410 `Unregistered` with the dismissal instant (ms), as APNs reports when a token stopped

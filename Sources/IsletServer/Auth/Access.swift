@@ -2,13 +2,33 @@ import IsletCore
 import IsletTransport
 
 /// Who a request or stream acts as.
-enum Principal: Equatable {
-    /// The admin token, or anyone when no token is configured: may read and mutate.
-    case admin
-    /// The viewer token: may read and subscribe only.
-    case viewer
+struct Principal: Equatable {
+    enum Role: Equatable {
+        /// May read and mutate.
+        case admin
+        /// May read and subscribe only.
+        case viewer
+    }
 
-    var mayMutate: Bool { self == .admin }
+    var role: Role
+    /// The one simulation a per-simulation token reaches; nil for the server's own tokens (and
+    /// for anyone when no token is configured), which reach every simulation.
+    var simulation: String?
+
+    /// The server's admin token, or anyone when no token is configured.
+    static let admin = Principal(role: .admin, simulation: nil)
+    /// The server's viewer token.
+    static let viewer = Principal(role: .viewer, simulation: nil)
+
+    var mayMutate: Bool { self.role == .admin }
+
+    /// Whether this principal may act in simulation `id`.
+    func reaches(_ id: String) -> Bool { self.simulation == nil || self.simulation == id }
+
+    /// The error for acting in a simulation this principal does not reach.
+    func refusal(for id: String) -> APIError {
+        APIError(.forbidden, "this token reaches only simulation \"\(self.simulation ?? "")\", not \"\(id)\"")
+    }
 }
 
 /// What a route needs.
@@ -47,9 +67,9 @@ struct Access {
         return query?["token"]
     }
 
-    /// Who presents `token`.
+    /// Who presents `token`: the server's tokens, or one of `scoped`, the per-simulation tokens.
     /// - Throws: `unauthorized` when tokens are configured and `token` is missing or unknown.
-    func principal(for token: String?) throws(APIError) -> Principal {
+    func principal(for token: String?, scoped: [String: Principal] = [:]) throws(APIError) -> Principal {
         guard self.isEnabled else { return .admin }
         guard let token, !token.isEmpty else {
             throw APIError(.unauthorized, "a token is required: send Authorization: Bearer <token>")
@@ -57,14 +77,15 @@ struct Access {
         let bytes = Array(token.utf8)
         if let admin = self.adminToken, constantTimeEqual(bytes, admin) { return .admin }
         if let viewer = self.viewerToken, constantTimeEqual(bytes, viewer) { return .viewer }
+        if let principal = scoped[token] { return principal }
         throw APIError(.unauthorized, "the token is not valid")
     }
 
     /// Checks `access` for a request's headers.
     /// - Throws: `unauthorized` (no or bad token) or `forbidden` (a viewer token for a mutation).
-    func check(_ access: RouteAccess, headers: HTTPHeaders) throws(APIError) -> Principal {
+    func check(_ access: RouteAccess, headers: HTTPHeaders, scoped: [String: Principal]) throws(APIError) -> Principal {
         if access == .open { return .admin }
-        let principal = try self.principal(for: Self.presentedToken(headers: headers, query: nil))
+        let principal = try self.principal(for: Self.presentedToken(headers: headers, query: nil), scoped: scoped)
         if access == .mutate && !principal.mayMutate {
             throw APIError(.forbidden, "the viewer token may only read; mutations need the admin token")
         }

@@ -38,7 +38,7 @@ extension IsletServer {
         for stored in try self.storage.recoverAll(configuration: self.configuration, logger: self.logger) {
             self.attach(
                 stored.id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
-                stage: stored.stage, created: stored.created)
+                stage: stored.stage, created: stored.created, tokens: stored.tokens)
         }
         if self.simulations.count > 1 {
             self.logger.info("simulations restored", metadata: ["islet.sims": "\(self.simulations.count - 1)"])
@@ -62,7 +62,7 @@ extension IsletServer {
         guard let from = request.from else {
             let engine = Engine(
                 renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
-            return try self.establish(id, engine: engine, demo: request.demo, context)
+            return try self.establish(id, engine: engine, tokens: request.tokens, demo: request.demo, context)
         }
         let source = try self.simulation(named: from.simulation)
         // The source's engine is its published state only when its pipeline is idle.
@@ -72,7 +72,8 @@ extension IsletServer {
                 throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
             }
             let created = try self.establish(
-                id, engine: engine, clock: request.clock(at: self.now), demo: request.demo, context)
+                id, engine: engine, clock: request.clock(at: self.now), tokens: request.tokens, demo: request.demo,
+                context)
             guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
             return response
         }
@@ -99,14 +100,17 @@ extension IsletServer {
     /// Stores the new world's revision 0 and starts serving it; with `demo`, the demo scenario's
     /// setup follows as its first revisions, and the reply waits for their commit.
     private func establish(
-        _ id: String, engine: Engine, clock: SimulationClock? = nil, demo: Bool, _ context: RouteContext
+        _ id: String, engine: Engine, clock: SimulationClock? = nil, tokens wantsTokens: Bool, demo: Bool,
+        _ context: RouteContext
     ) throws(APIError) -> RouteReply {
+        let tokens = wantsTokens ? SimulationTokens.random() : nil
         var salt = SystemRandomNumberGenerator()
         let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt.next() | 1)
         let stored: StoredSimulation
         do {
             stored = try self.storage.create(
-                id, engine: genesis, wall: self.now, configuration: self.configuration, logger: self.logger)
+                id, engine: genesis, wall: self.now, tokens: tokens, configuration: self.configuration,
+                logger: self.logger)
         } catch let error as APIError {
             throw error
         } catch {
@@ -115,7 +119,7 @@ extension IsletServer {
         }
         let simulation = self.attach(
             id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
-            stage: stored.stage, created: stored.created)
+            stage: stored.stage, created: stored.created, tokens: stored.tokens)
         self.logger.info(
             "simulation created", metadata: ["islet.sim": "\(id)", "islet.sim.epoch": "\(simulation.live.epoch)"])
         guard demo else { return .now(Self.createdResponse(simulation)) }
@@ -125,14 +129,16 @@ extension IsletServer {
         }
     }
 
-    /// `201 {"id","epoch","rev"}` at the published revision.
+    /// `201 {"id","epoch","rev","tokens"?}` at the published revision.
     private static func createdResponse(_ simulation: Simulation) -> HTTPResponse {
-        HTTPResponse(
+        var body: JSONObject = [
+            "id": .string(simulation.id), "epoch": .string(simulation.live.epoch),
+            "rev": .number(Double(simulation.live.publishedRev)),
+        ]
+        if let tokens = simulation.tokens { body["tokens"] = tokens.json }
+        return HTTPResponse(
             status: 201, headers: ["content-type": "application/json", "cache-control": "no-store"],
-            body: JSONValue.object([
-                "id": .string(simulation.id), "epoch": .string(simulation.live.epoch),
-                "rev": .number(Double(simulation.live.publishedRev)),
-            ]).encoded)
+            body: JSONValue.object(body).encoded)
     }
 
     /// `s-` and 8 hexadecimal digits, not in use.
@@ -178,6 +184,7 @@ struct SimulationRequest {
     var clockNow: Instant?
     var clockRate: Double?
     var demo = false
+    var tokens = false
     var from: Source?
 
     init(_ body: JSONValue?) throws(APIError) {
@@ -185,7 +192,7 @@ struct SimulationRequest {
         guard case .object(let object) = body else {
             throw APIError(.invalidArgument, "the body must be a JSON object", field: .root)
         }
-        try Self.rejectUnknown(object, ["id", "clock", "demo", "from"], under: .root)
+        try Self.rejectUnknown(object, ["id", "clock", "demo", "tokens", "from"], under: .root)
         if let value = object["id"] {
             guard let id = value.stringValue else { throw APIError(.invalidArgument, "\"id\" must be a string", field: "/id") }
             try SimulationName.validate(id, field: "/id")
@@ -196,6 +203,12 @@ struct SimulationRequest {
                 throw APIError(.invalidArgument, "\"demo\" must be true or false", field: "/demo")
             }
             self.demo = demo
+        }
+        if let value = object["tokens"] {
+            guard case .bool(let tokens) = value else {
+                throw APIError(.invalidArgument, "\"tokens\" must be true or false", field: "/tokens")
+            }
+            self.tokens = tokens
         }
         if let value = object["clock"] { try self.readClock(value) }
         if let value = object["from"] { try self.readSource(value) }

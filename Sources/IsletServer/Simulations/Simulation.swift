@@ -9,12 +9,15 @@ final class Simulation {
     let stream: SimulationStream
     /// The wall instant it was created (the `default` simulation: when this process started).
     let created: Instant
+    /// Its own admin and viewer tokens, when it was created with `"tokens": true`.
+    let tokens: SimulationTokens?
 
-    init(id: String, live: LiveSimulation, stream: SimulationStream, created: Instant) {
+    init(id: String, live: LiveSimulation, stream: SimulationStream, created: Instant, tokens: SimulationTokens?) {
         self.id = id
         self.live = live
         self.stream = stream
         self.created = created
+        self.tokens = tokens
     }
 
     /// The published position.
@@ -35,4 +38,19 @@ final class Simulation {
         if let bytes { object["size"] = .number(Double(bytes)) }
         return .object(object)
     }
+}
+
+/// A simulation's own tokens: they reach that simulation only (its routes, its streams and the
+/// APNs ingress into it), and only when the server requires tokens at all.
+struct SimulationTokens: Equatable {
+    var admin: String
+    var viewer: String
+
+    /// Two new random tokens (32 hexadecimal digits each).
+    static func random() -> SimulationTokens {
+        SimulationTokens(admin: randomEpoch(), viewer: randomEpoch())
+    }
+
+    /// `{"admin","viewer"}`.
+    var json: JSONValue { ["admin": .string(self.admin), "viewer": .string(self.viewer)] }
 }

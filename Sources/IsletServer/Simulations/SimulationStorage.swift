@@ -43,6 +43,7 @@ struct StoredSimulation {
     let state: RecoveredState
     let stage: any CommitStage
     let created: Instant
+    let tokens: SimulationTokens?
 }
 
 extension SimulationStorage {
@@ -65,11 +66,15 @@ extension SimulationStorage {
                 continue
             }
             let wall = Instant(millisecondsSinceEpoch: created)
+            var tokens: SimulationTokens?
+            if let admin = try log.metadata(Self.adminTokenKey), let viewer = try log.metadata(Self.viewerTokenKey) {
+                tokens = SimulationTokens(admin: admin, viewer: viewer)
+            }
             let state = try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger)
             stored.append(
                 StoredSimulation(
                     id: id, state: state, stage: self.stage(log, state: state, wall: wall, logger: logger),
-                    created: wall))
+                    created: wall, tokens: tokens))
         }
         return stored
     }
@@ -77,7 +82,8 @@ extension SimulationStorage {
     /// Creates a simulation whose revision 0 is `engine`, durably before it returns. When it
     /// fails, nothing is left behind.
     func create(
-        _ id: String, engine: Engine, wall: Instant, configuration: IsletConfiguration, logger: Logger
+        _ id: String, engine: Engine, wall: Instant, tokens: SimulationTokens?, configuration: IsletConfiguration,
+        logger: Logger
     ) throws -> StoredSimulation {
         let history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
@@ -86,7 +92,7 @@ extension SimulationStorage {
             let state = RecoveredState(
                 engine: engine, epoch: randomEpoch(), snapshotSequence: 0, replayedRecords: 0, created: true,
                 history: history)
-            return StoredSimulation(id: id, state: state, stage: ImmediateCommitStage(), created: wall)
+            return StoredSimulation(id: id, state: state, stage: ImmediateCommitStage(), created: wall, tokens: tokens)
         case .logs(let directory, let settings, _):
             let path: String
             if let directory {
@@ -102,6 +108,10 @@ extension SimulationStorage {
             do {
                 let payload = SnapshotPayload(engine: engine.snapshotBytes, history: [])
                 try log.writeSnapshot(sequence: 0, instant: wall.millisecondsSinceEpoch, payload: payload.encoded())
+                if let tokens {
+                    try log.setMetadata(Self.adminTokenKey, tokens.admin)
+                    try log.setMetadata(Self.viewerTokenKey, tokens.viewer)
+                }
                 // Written last: a file without it is a creation that never completed.
                 try log.setMetadata(Self.createdKey, String(wall.millisecondsSinceEpoch))
             } catch {
@@ -112,7 +122,8 @@ extension SimulationStorage {
                 engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: 0, created: true,
                 history: history)
             return StoredSimulation(
-                id: id, state: state, stage: self.stage(log, state: state, wall: wall, logger: logger), created: wall)
+                id: id, state: state, stage: self.stage(log, state: state, wall: wall, logger: logger), created: wall,
+                tokens: tokens)
         }
     }
 
@@ -132,6 +143,8 @@ extension SimulationStorage {
     }
 
     private static let createdKey = "simulation.created"
+    private static let adminTokenKey = "simulation.admin-token"
+    private static let viewerTokenKey = "simulation.viewer-token"
 
     private func stage(_ log: CommandLog, state: RecoveredState, wall: Instant, logger: Logger) -> StoreCommitStage {
         guard case .logs(_, let settings, let loop) = self.kind else { preconditionFailure("only logs have stages") }

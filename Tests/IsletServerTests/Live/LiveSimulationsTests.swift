@@ -303,3 +303,77 @@ struct LiveSimulationsTests {
         }
     }
 }
+
+/// Per-simulation tokens on a server that requires tokens.
+@Suite("Simulations: per-simulation tokens")
+struct LiveSimulationTokenTests {
+    static let admin = "server-admin-token-0123456789"
+
+    static func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
+
+    @Test("a simulation's own tokens reach that simulation only: routes, streams, APNs ingress; they survive a restart")
+    func scopedTokens() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.adminToken = Self.admin
+            configuration.store.path = dir.file("islet.sqlite")
+            let tokens: (admin: String, viewer: String, pushToken: String) = try await withRunningServer(configuration) {
+                server in
+                let port = server.port
+                let reply = try TestHTTP.request(
+                    port: port, "POST", "/v1/simulations", headers: Self.bearer(Self.admin) + [("Content-Type", "application/json")],
+                    body: Array(#"{"id":"mine","tokens":true}"#.utf8))
+                #expect(reply.status == 201, "\(reply.text)")
+                let body = try reply.json()
+                let admin = try #require(body[pointer: "/tokens/admin"]?.stringValue)
+                let viewer = try #require(body[pointer: "/tokens/viewer"]?.stringValue)
+                _ = try TestHTTP.request(
+                    port: port, "POST", "/v1/simulations", headers: Self.bearer(Self.admin) + [("Content-Type", "application/json")],
+                    body: Array(#"{"id":"theirs"}"#.utf8))
+                let world = LiveSimulationsTests.world(now: "2027-01-01T08:00:00Z")
+                let mine = try TestHTTP.commands(port: port, world, simulation: "mine", headers: Self.bearer(admin))
+                #expect(mine.status == 200, "\(mine.text)")
+                let pushToken = try #require(try mine.json()[pointer: "/results/3/pushToken"]?.stringValue)
+                for simulation in [nil, "theirs"] as [String?] {
+                    let elsewhere = try TestHTTP.commands(port: port, world, simulation: simulation, headers: Self.bearer(admin))
+                    #expect(elsewhere.status == 403 && elsewhere.errorCode == "forbidden", "\(elsewhere.text)")
+                }
+                #expect(try TestHTTP.request(port: port, "/v1/simulations", headers: Self.bearer(admin)).status == 403)
+                #expect(try TestHTTP.request(port: port, "/v1/simulations/mine", headers: Self.bearer(admin)).status == 200)
+                #expect(try TestHTTP.state(port: port, simulation: "mine", headers: Self.bearer(viewer)).status == 200)
+                let viewerWrite = try TestHTTP.commands(port: port, [Fixture.device], simulation: "mine", headers: Self.bearer(viewer))
+                #expect(viewerWrite.status == 403)
+
+                let stream = try TestWebSocketClient.connect(port: port, path: "/v1/stream?token=\(viewer)")
+                _ = try stream.readJSON()
+                try stream.subscribe("other", path: "", simulation: "theirs")
+                #expect(try stream.read(until: "error")[pointer: "/error/code"] == "forbidden")
+                try stream.subscribe("default", path: "")
+                #expect(try stream.read(until: "error")[pointer: "/error/code"] == "forbidden")
+                try stream.subscribe("own", path: "/apps", simulation: "mine")
+                #expect(try stream.read(until: "snapshot")["simulation"] == "mine")
+
+                let headers = [("apns-push-type", "liveactivity"), ("apns-topic", "coffee.push-type.liveactivity")]
+                let push = Array(#"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"brewing"}}}"#.utf8)
+                let intoOther = try TestHTTP.request(
+                    port: port, "POST", "/v1/simulations/theirs/3/device/\(pushToken)", headers: headers + Self.bearer(admin),
+                    body: push)
+                #expect(intoOther.status == 403)
+                let pushed = try TestHTTP.request(
+                    port: port, "POST", "/3/device/\(pushToken)", headers: headers + Self.bearer(admin), body: push)
+                #expect(pushed.status == 200, "\(pushed.text)")
+                return (admin, viewer, pushToken)
+            }
+            try await withRunningServer(configuration) { server in
+                let state = try TestHTTP.state(
+                    port: server.port, path: "/activities/a1/content/state/status", simulation: "mine",
+                    headers: Self.bearer(tokens.viewer))
+                #expect(state.status == 200)
+                #expect(try state.json()["value"] == "brewing")
+                #expect(try TestHTTP.state(port: server.port, headers: Self.bearer(tokens.admin)).status == 403)
+                _ = try TestHTTP.request(port: server.port, "DELETE", "/v1/simulations/mine", headers: Self.bearer(tokens.admin))
+                #expect(try TestHTTP.state(port: server.port, simulation: "mine", headers: Self.bearer(tokens.admin)).status == 401)
+            }
+        }
+    }
+}

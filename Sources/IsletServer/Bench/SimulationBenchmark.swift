@@ -1,0 +1,50 @@
+import Foundation
+public import IsletCore
+import IsletRender
+import Logging
+
+/// `islet bench simulations`, the in-process half: what forking a large world costs the loop
+/// (copying the engine, then storing its genesis snapshot in a new SQLite log).
+public enum SimulationBenchmark {
+    /// The fork timings, in seconds.
+    public struct ForkReport: Sendable {
+        public var build: Double
+        public var snapshotBytes: Int
+        public var copies: [Double]
+        public var stores: [Double]
+    }
+
+    /// Builds a world of `activities` activities and `widgets` widgets (24 entries each), then
+    /// forks it `runs` times into SQLite files under `directory`, as `POST /v1/simulations`
+    /// with `from` does.
+    public static func fork(activities: Int, widgets: Int, runs: Int, directory: String) throws -> ForkReport {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var engine = try BenchWorld.build(activities: activities, apps: max(1, activities / 200))
+        try BenchWidgetWorld.add(to: &engine, .init(widgets: widgets, entries: 24, stagger: true))
+        var report = ForkReport(build: seconds(started.duration(to: clock.now)), snapshotBytes: 0, copies: [], stores: [])
+        var configuration = IsletConfiguration()
+        configuration.store.path = directory + "/islet.sqlite"
+        let storage = SimulationStorage.beside(configuration, loop: nil)
+        var logger = Logger(label: "islet.bench")
+        logger.logLevel = .warning
+        let wall = engine.now
+        for run in 0..<runs {
+            let copyStarted = clock.now
+            let genesis = engine.forked(clock: nil, atWall: wall, tokenSalt: UInt64(run + 1))
+            report.copies.append(seconds(copyStarted.duration(to: clock.now)))
+            let storeStarted = clock.now
+            let stored = try storage.create(
+                "fork-\(run)", engine: genesis, wall: wall, tokens: nil, configuration: configuration, logger: logger)
+            report.stores.append(seconds(storeStarted.duration(to: clock.now)))
+            if run == 0 { report.snapshotBytes = genesis.snapshotBytes.count }
+            withExtendedLifetime(stored) {}
+        }
+        return report
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (whole, attoseconds) = duration.components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

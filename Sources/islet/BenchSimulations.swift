@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import IsletServer
+
+/// `islet bench simulations`: what a simulation costs. Creates empty simulations over HTTP on
+/// an `islet serve` child process (each on its own SQLite file) and reads its resident memory
+/// before and after; then forks a large world in this process, as the server does.
+struct BenchSimulations: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulations",
+        abstract: "Measure creating simulations, the memory of idle ones, and forking a large world.",
+        discussion: "Use a release build: swift build -c release && .build/release/islet bench simulations")
+
+    @Option(help: "Empty simulations to create.")
+    var count = 1000
+
+    @Option(help: "Activities in the world that is forked.")
+    var activities = 10_000
+
+    @Option(help: "Widgets (24 timeline entries each) in the world that is forked.")
+    var widgets = 10_000
+
+    @Option(help: "Forks of that world.")
+    var forks = 5
+
+    @Option(help: "Seconds to let the server settle before each memory reading.")
+    var settleSeconds = 2
+
+    func run() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-sims-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ServerProcess.launch(extraArguments: [
+            "--db", directory + "/islet.sqlite", "--demo", "off", "--max-simulations", String(self.count + 1),
+        ])
+        defer { server.stop() }
+        try await Task.sleep(for: .seconds(self.settleSeconds))
+        let before = try residentKiB(of: server.pid)
+        var latencies: [Double] = []
+        let clock = ContinuousClock()
+        for index in 0..<self.count {
+            let started = clock.now
+            let reply = try SimpleHTTPClient.request(
+                host: "127.0.0.1", port: server.port, method: "POST", path: "/v1/simulations",
+                headers: [("Content-Type", "application/json")], body: Array(#"{"id":"bench-\#(index)"}"#.utf8))
+            latencies.append(seconds(started.duration(to: clock.now)))
+            guard reply.status == 201 else {
+                throw ValidationError("create \(index): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+        }
+        try await Task.sleep(for: .seconds(self.settleSeconds))
+        let after = try residentKiB(of: server.pid)
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/islet.sqlite.simulations")) ?? []
+        let sorted = latencies.sorted()
+        print(
+            """
+            islet bench simulations
+              create (POST /v1/simulations over HTTP/1.1, a new connection each, SQLite file each):
+                \(self.count) simulations: p50 \(ms(sorted[sorted.count / 2])), p99 \(ms(sorted[sorted.count * 99 / 100])), \
+            max \(ms(sorted.last!)), mean \(ms(latencies.reduce(0, +) / Double(latencies.count)))
+              server VmRSS before: \(before) KiB, with \(self.count) idle simulations: \(after) KiB \
+            (\(Int(Double(after - before) / Double(self.count))) KiB each), files: \(files.count)
+            """)
+        server.stop()
+        let fork = try SimulationBenchmark.fork(
+            activities: self.activities, widgets: self.widgets, runs: self.forks, directory: directory + "/fork")
+        print(
+            """
+              fork of \(self.activities) activities and \(self.widgets) widgets (in process; world built in \
+            \(String(format: "%.1f", fork.build)) s, genesis snapshot \(fork.snapshotBytes / 1024) KiB):
+                engine copy: \(fork.copies.map(ms).joined(separator: ", "))
+                genesis snapshot into a new SQLite log: \(fork.stores.map(ms).joined(separator: ", "))
+            """)
+    }
+}
+
+private func seconds(_ duration: Duration) -> Double {
+    let (whole, attoseconds) = duration.components
+    return Double(whole) + Double(attoseconds) / 1e18
+}
+
+private func ms(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1000) }
