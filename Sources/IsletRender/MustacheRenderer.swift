@@ -17,17 +17,20 @@ public struct MustacheRenderer: PresentationRenderer {
     private let fallback: CompiledPresentation
     private let widgetBuiltIns: [String: BuiltInWidget]
 
-    /// Compiles the built-in and default templates once.
+    /// The built-in and default templates, compiled once per process: every renderer (one per
+    /// simulation, and one per restored snapshot) shares them.
+    private static let compiled = (
+        builtIns: Dictionary(
+            uniqueKeysWithValues: BuiltInPresentation.all.map { ($0.attributesType, CompiledPresentation($0)) }),
+        fallback: CompiledPresentation(BuiltInPresentation.keyValueList),
+        widgets: Dictionary(uniqueKeysWithValues: BuiltInWidget.all.map { ($0.kind, $0) })
+    )
+
+    /// A renderer of the built-in templates (compiled at the first use in a process).
     public init() {
-        var builtIns: [String: CompiledPresentation] = [:]
-        for presentation in BuiltInPresentation.all {
-            builtIns[presentation.attributesType] = CompiledPresentation(presentation)
-        }
-        self.builtIns = builtIns
-        self.fallback = CompiledPresentation(BuiltInPresentation.keyValueList)
-        var widgets: [String: BuiltInWidget] = [:]
-        for widget in BuiltInWidget.all { widgets[widget.kind] = widget }
-        self.widgetBuiltIns = widgets
+        self.builtIns = Self.compiled.builtIns
+        self.fallback = Self.compiled.fallback
+        self.widgetBuiltIns = Self.compiled.widgets
     }
 
     /// The attributes types that have a built-in presentation.

@@ -184,14 +184,16 @@ public final class IsletServer {
     /// idle, so the engine is exactly at the published (and committed) revision.
     private func snapshotIfDue(_ simulation: Simulation) {
         let live = simulation.live
-        guard live.failure == nil, live.commitStage.snapshotIsDue(rev: live.engine.rev, wall: self.now) else { return }
+        guard live.failure == nil, live.commitStage.snapshotIsDue(rev: live.publishedRev, wall: self.now) else {
+            return
+        }
         live.commitStage.snapshot(simulation.publishedState(wall: self.now))
     }
 
     private func rearmWakeUp() {
         var wake = self.hub.nextSlowDeadline
         for simulation in self.simulations.values {
-            if let next = simulation.live.engine.nextWakeUp, wake.map({ next < $0 }) ?? true { wake = next }
+            if let next = simulation.live.nextWakeUp, wake.map({ next < $0 }) ?? true { wake = next }
         }
         guard wake != self.armedWakeUp else { return }
         self.armedWakeUp = wake

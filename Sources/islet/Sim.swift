@@ -58,8 +58,9 @@ struct Sim: AsyncParsableCommand {
 
     /// Refuses an id that is no simulation id before it goes into a URL path.
     static func check(_ id: String) throws {
-        guard !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
-        else { throw ValidationError("\(id) is not a simulation id (1 to 64 of a-z, 0-9 and -)") }
+        guard SimulationRequests.isValidID(id) else {
+            throw ValidationError("\(id) is not a simulation id (1 to 64 of a-z, 0-9 and -)")
+        }
     }
 
     struct Create: AsyncParsableCommand {

@@ -2,7 +2,8 @@
 each presentation (island, Lock Screen, StandBy, Home Screen) of an iPhone 15 Pro and an
 iPhone SE, light and dark, at 100 % zoom (1 pt = 1 px), plus the whole dashboard.
 
-Written to docs/screenshots/ (or $ISLET_SCREENSHOTS_DIR)."""
+Written to reports/screenshots/ (ignored by git), or to $ISLET_SCREENSHOTS_DIR:
+`scripts/screenshots` sets it to docs/screenshots/ to refresh the README's images on purpose."""
 
 import os
 from pathlib import Path
@@ -11,7 +12,7 @@ from selenium.webdriver.common.by import By
 
 from support import ROOT, make_driver, open_dashboard, wait_for
 
-OUT = Path(os.environ.get("ISLET_SCREENSHOTS_DIR", ROOT / "docs" / "screenshots"))
+OUT = Path(os.environ.get("ISLET_SCREENSHOTS_DIR", ROOT / "reports" / "screenshots"))
 FILES = {"island": "island", "lock": "lock-screen", "standby": "standby", "home": "home-screen"}
 
 SETTLED = """

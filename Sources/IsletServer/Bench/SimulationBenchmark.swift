@@ -1,5 +1,5 @@
 import Foundation
-public import IsletCore
+import IsletCore
 import IsletRender
 import Logging
 

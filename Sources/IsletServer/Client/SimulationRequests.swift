@@ -3,6 +3,9 @@ public import IsletCore
 /// What `islet sim` sends and prints: the bodies of `POST /v1/simulations` and a table of
 /// `GET /v1/simulations`, built with Islet's own JSON so the CLI writes what the API documents.
 public enum SimulationRequests {
+    /// Whether `id` is a simulation id (`[a-z0-9-]{1,64}`), so it may go into a URL path.
+    public static func isValidID(_ id: String) -> Bool { SimulationName.isValid(id) }
+
     /// The body of `POST /v1/simulations`; `from` forks that simulation (at `rev`, or its latest).
     public static func createBody(
         id: String?, virtualClock: String?, rate: Double?, wallClock: Bool, demo: Bool, from: String?, rev: UInt64?

@@ -1,9 +1,9 @@
 import Foundation
-public import IsletCore
+import IsletCore
 import IsletRender
 import IsletStore
 public import IsletTransport
-public import Logging
+import Logging
 
 /// Where the simulations other than `default` keep their command logs: one SQLite file each in a
 /// directory beside the default log (`islet.sqlite.simulations/<id>.sqlite`), in memory, or
@@ -59,7 +59,8 @@ extension SimulationStorage {
             let id = String(name.dropLast(".sqlite".count))
             guard SimulationName.isValid(id), id != SimulationName.default else { continue }
             let path = directory + "/" + name
-            let log = try CommandLog(path: path, durability: configuration.store.durability, logger: logger)
+            let log = try CommandLog(
+                path: path, durability: configuration.store.durability, checkpointing: Self.checkpointing, logger: logger)
             guard let createdText = try log.metadata(Self.createdKey), let created = Int64(createdText) else {
                 logger.warning("removing a simulation whose creation never completed", metadata: ["islet.sim": "\(id)"])
                 Self.removeFiles(of: path)
@@ -101,7 +102,8 @@ extension SimulationStorage {
             } else {
                 path = ":memory:"
             }
-            let log = try CommandLog(path: path, durability: settings.durability, logger: logger)
+            let log = try CommandLog(
+                path: path, durability: settings.durability, checkpointing: Self.checkpointing, logger: logger)
             guard log.lastSequence == 0, try log.latestSnapshot() == nil else {
                 throw APIError(.conflict, "the log of simulation \"\(id)\" exists already (\(path))", field: "/id")
             }
@@ -142,6 +144,9 @@ extension SimulationStorage {
         }.reduce(0, +)
     }
 
+    /// Checkpoints run with the appends, on the stage's writer queue: a background checkpointer
+    /// would hold a second SQLite connection (about 100 KiB) for every simulation.
+    private static let checkpointing = Checkpointing.inline
     private static let createdKey = "simulation.created"
     private static let adminTokenKey = "simulation.admin-token"
     private static let viewerTokenKey = "simulation.viewer-token"
