@@ -227,8 +227,12 @@ public final class IsletServer {
             let worlds = self.order.compactMap { self.simulations[$0] }
             let wall = self.now
             self.isClosed = true
+            let storage = self.storage
             func close(_ index: Int) {
-                guard index < worlds.count else { return completion() }
+                guard index < worlds.count else {
+                    storage.close()
+                    return completion()
+                }
                 let live = worlds[index].live
                 let state = live.isIdle && live.failure == nil ? worlds[index].publishedState(wall: wall) : nil
                 live.commitStage.close(state) { close(index + 1) }

@@ -50,16 +50,16 @@ struct BenchSimulations: AsyncParsableCommand {
         }
         try await Task.sleep(for: .seconds(self.settleSeconds))
         let after = try residentKiB(of: server.pid)
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/islet.sqlite.simulations")) ?? []
+        let store = (try? FileManager.default.attributesOfItem(atPath: directory + "/islet.simulations.sqlite"))?[.size] as? Int
         let sorted = latencies.sorted()
         print(
             """
             islet bench simulations
-              create (POST /v1/simulations over HTTP/1.1, a new connection each, SQLite file each):
+              create (POST /v1/simulations over HTTP/1.1, a new connection each, into the world store):
                 \(self.count) simulations: p50 \(ms(sorted[sorted.count / 2])), p99 \(ms(sorted[sorted.count * 99 / 100])), \
             max \(ms(sorted.last!)), mean \(ms(latencies.reduce(0, +) / Double(latencies.count)))
               server VmRSS before: \(before) KiB, with \(self.count) idle simulations: \(after) KiB \
-            (\(Int(Double(after - before) / Double(self.count))) KiB each), files: \(files.count)
+            (\(Int(Double(after - before) / Double(self.count))) KiB each), world store: \((store ?? 0) / 1024) KiB
             """)
         server.stop()
         let fork = try SimulationBenchmark.fork(
@@ -69,7 +69,7 @@ struct BenchSimulations: AsyncParsableCommand {
               fork of \(self.activities) activities and \(self.widgets) widgets (in process; world built in \
             \(String(format: "%.1f", fork.build)) s, genesis snapshot \(fork.snapshotBytes / 1024) KiB):
                 engine copy: \(fork.copies.map(ms).joined(separator: ", "))
-                genesis snapshot into a new SQLite log: \(fork.stores.map(ms).joined(separator: ", "))
+                genesis snapshot into the world store: \(fork.stores.map(ms).joined(separator: ", "))
             """)
     }
 }

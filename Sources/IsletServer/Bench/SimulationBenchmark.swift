@@ -15,7 +15,7 @@ public enum SimulationBenchmark {
     }
 
     /// Builds a world of `activities` activities and `widgets` widgets (24 entries each), then
-    /// forks it `runs` times into SQLite files under `directory`, as `POST /v1/simulations`
+    /// forks it `runs` times into a world store under `directory`, as `POST /v1/simulations`
     /// with `from` does.
     public static func fork(activities: Int, widgets: Int, runs: Int, directory: String) throws -> ForkReport {
         let clock = ContinuousClock()
@@ -23,6 +23,7 @@ public enum SimulationBenchmark {
         var engine = try BenchWorld.build(activities: activities, apps: max(1, activities / 200))
         try BenchWidgetWorld.add(to: &engine, .init(widgets: widgets, entries: 24, stagger: true))
         var report = ForkReport(build: seconds(started.duration(to: clock.now)), snapshotBytes: 0, copies: [], stores: [])
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = IsletConfiguration()
         configuration.store.path = directory + "/islet.sqlite"
         let storage = SimulationStorage.beside(configuration, loop: nil)

@@ -1,4 +1,4 @@
-import Dispatch
+public import Dispatch
 public import IsletCore
 public import IsletStore
 public import IsletTransport
@@ -29,7 +29,7 @@ public final class StoreCommitStage: CommitStage {
 
     private let box: LogBox
     private let threads: Threads
-    private let writer = DispatchQueue(label: "islet.store.writer", qos: .userInitiated)
+    private let writer: DispatchQueue
     private let everyRevisions: UInt64
     private let everyMilliseconds: Int64
     private var lastSnapshot: (rev: UInt64, wall: Instant)
@@ -39,11 +39,15 @@ public final class StoreCommitStage: CommitStage {
     /// - Parameters:
     ///   - log: the open log, positioned after recovery; from now on only this stage uses it.
     ///   - lastSnapshot: the revision and wall instant of the state recovery started from.
+    ///   - writer: the writer queue of `.writer` threads; logs that share a connection (the
+    ///     worlds of one `WorldStore`) share it too. By default a queue of this stage's own.
     public init(
-        log: CommandLog, settings: IsletConfiguration.Store, threads: Threads,
-        lastSnapshot: (rev: UInt64, wall: Instant), logger: Logger
+        log: any OrderedLog, settings: IsletConfiguration.Store, threads: Threads,
+        lastSnapshot: (rev: UInt64, wall: Instant), logger: Logger,
+        writer: DispatchQueue = DispatchQueue(label: "islet.store.writer", qos: .userInitiated)
     ) {
         self.box = LogBox(log)
+        self.writer = writer
         self.threads = threads
         self.everyRevisions = UInt64(max(1, settings.snapshotEveryRevisions))
         self.everyMilliseconds = Int64(settings.snapshotEverySeconds * 1000)
@@ -143,9 +147,9 @@ public final class StoreCommitStage: CommitStage {
 /// The log, reachable from the thread that owns it (the loop's, or the writer queue's); after
 /// `close()` it is gone and late work does nothing.
 private final class LogBox: @unchecked Sendable {
-    private var log: CommandLog?
+    private var log: (any OrderedLog)?
 
-    init(_ log: CommandLog) { self.log = log }
+    init(_ log: any OrderedLog) { self.log = log }
 
     /// Appends the group in one transaction; returns the error, if any.
     func append(_ records: [RevisionRecord]) -> (any Error)? {

@@ -40,7 +40,7 @@ enum StoreRecovery {
     ///     paused virtual clock, if set).
     /// - Throws: `RecoveryError`, or the `StoreError` of a failed read or write.
     static func recover(
-        _ log: CommandLog, configuration: IsletConfiguration, wall: Instant, logger: Logger
+        _ log: any OrderedLog, configuration: IsletConfiguration, wall: Instant, logger: Logger
     ) throws -> RecoveredState {
         var history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)

@@ -15,14 +15,14 @@ extension IsletServer {
         self.router.add(.GET, "/v1/simulations") { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
             let list = server.simulations.keys.sorted().compactMap { id in
-                server.simulations[id].map { $0.summary(bytes: server.storage.bytes(of: id)) }
+                server.simulations[id].map { $0.summary(bytes: server.storage.bytes(of: id, logger: server.logger)) }
             }
             return .now(.json200(JSONValue.object(["simulations": .array(list)]).encoded))
         }
         self.router.add(.GET, "/v1/simulations/{simulation}") { (context: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
             let simulation = try server.simulation(named: context.parameters["simulation"])
-            return .now(.json200(simulation.summary(bytes: server.storage.bytes(of: simulation.id)).encoded))
+            return .now(.json200(simulation.summary(bytes: server.storage.bytes(of: simulation.id, logger: server.logger)).encoded))
         }
         self.router.add(.DELETE, "/v1/simulations/{simulation}", access: .mutate) {
             (context: RouteContext) throws(APIError) -> RouteReply in
@@ -165,7 +165,8 @@ extension IsletServer {
             }
             self.detach(simulation.id)
             let storage = self.storage
-            simulation.live.commitStage.close(nil) { storage.removeFiles(ofSimulation: simulation.id) }
+            let logger = self.logger
+            simulation.live.commitStage.close(nil) { storage.remove(simulation.id, logger: logger) }
             self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
             return .json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded)
         }

@@ -1,19 +1,20 @@
+import Dispatch
 import Foundation
 import IsletCore
-import IsletRender
 import IsletStore
 public import IsletTransport
 import Logging
 
-/// Where the simulations other than `default` keep their command logs: one SQLite file each in a
-/// directory beside the default log (`islet.sqlite.simulations/<id>.sqlite`), in memory, or
-/// nowhere (a server without a store). `default` keeps the log it always had.
+/// Where the simulations other than `default` keep their command logs: all in one world store
+/// (`WorldStore`), a SQLite file beside the default log (`islet.simulations.sqlite` next to
+/// `islet.sqlite`) or in memory for `:memory:`; or nowhere, for a server without a store.
+/// `default` keeps the log it always had.
 public struct SimulationStorage: Sendable {
     enum Kind: Sendable {
         /// No log: an `ImmediateCommitStage` per simulation, and no fork of the past.
         case none
-        /// A log per simulation: SQLite files in `directory`, or `:memory:` logs when nil.
-        case logs(directory: String?, settings: IsletConfiguration.Store, loop: EventLoop?)
+        /// The worlds of one store, opened at the first use.
+        case worlds(Worlds)
     }
 
     let kind: Kind
@@ -21,23 +22,74 @@ public struct SimulationStorage: Sendable {
     /// Simulations without logs.
     public static let none = SimulationStorage(kind: .none)
 
-    /// The storage that goes with `configuration.store`: files beside its log, or in memory
-    /// for `:memory:`. `loop` is the server's (nil: everything on the calling thread).
+    /// The storage that goes with `configuration.store`: a world store beside its log, or in
+    /// memory for `:memory:`. `loop` is the server's (nil: everything on the calling thread).
     public static func beside(_ configuration: IsletConfiguration, loop: EventLoop?) -> SimulationStorage {
-        let path = configuration.store.path
-        let directory = path == ":memory:" ? nil : path + ".simulations"
-        return SimulationStorage(kind: .logs(directory: directory, settings: configuration.store, loop: loop))
+        SimulationStorage(kind: .worlds(Worlds(settings: configuration.store, loop: loop)))
     }
 
-    /// The directory of the simulations' files, if they are files.
-    public var directory: String? {
-        guard case .logs(let directory?, _, _) = self.kind else { return nil }
-        return directory
+    /// The world store's file, if it is a file.
+    public var path: String? {
+        guard case .worlds(let worlds) = self.kind, worlds.path != ":memory:" else { return nil }
+        return worlds.path
+    }
+
+    /// `islet.simulations.sqlite` beside `islet.sqlite` (`<db>.simulations.sqlite` for another name).
+    static func worldStorePath(besides path: String) -> String {
+        guard path != ":memory:" else { return path }
+        let base = path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) : path
+        return base + ".simulations.sqlite"
+    }
+
+    /// The world store of a server, its queue and how its stages run. Every use of the store
+    /// (and of its worlds' logs) happens on `queue`, since they share one SQLite connection.
+    final class Worlds: @unchecked Sendable {
+        let path: String
+        let settings: IsletConfiguration.Store
+        let loop: EventLoop?
+        let queue = DispatchQueue(label: "islet.store.worlds", qos: .userInitiated)
+        private var opened: WorldStore?
+
+        init(settings: IsletConfiguration.Store, loop: EventLoop?) {
+            self.path = SimulationStorage.worldStorePath(besides: settings.path)
+            self.settings = settings
+            self.loop = loop
+        }
+
+        /// Runs `body` with the store on its queue, opening (or creating) the store first.
+        func withStore<T>(logger: Logger, _ body: (WorldStore) throws -> T) throws -> T {
+            try self.queue.sync {
+                let store = try self.opened ?? WorldStore(path: self.path, durability: self.settings.durability, logger: logger)
+                self.opened = store
+                return try body(store)
+            }
+        }
+
+        /// Closes the store (after every world's stage closed), so a new server may open it.
+        func close() { self.queue.sync { self.opened = nil } }
+
+        /// Whether a store file exists (or is open) to restore worlds from.
+        var exists: Bool {
+            self.queue.sync { self.opened != nil } || (self.path != ":memory:" && FileManager.default.fileExists(atPath: self.path))
+        }
+
+        /// The commit stage of a world's log: appends on the store's queue (or the loop's thread).
+        func stage(_ log: WorldLog, state: RecoveredState, wall: Instant, logger: Logger) -> StoreCommitStage {
+            let threads: StoreCommitStage.Threads
+            switch (self.loop, self.settings.writer) {
+            case (nil, _): threads = .caller
+            case (let loop?, .loop): threads = .loop(loop)
+            case (let loop?, .thread): threads = .writer(loop)
+            }
+            return StoreCommitStage(
+                log: log, settings: self.settings, threads: threads, lastSnapshot: (state.snapshotSequence, wall),
+                logger: logger, writer: self.queue)
+        }
     }
 }
 
 /// A simulation's log as the server gets it: the state to start from, the stage that continues
-/// it, and when it was created.
+/// it, when it was created, and its own tokens.
 struct StoredSimulation {
     let id: String
     let state: RecoveredState
@@ -47,129 +99,88 @@ struct StoredSimulation {
 }
 
 extension SimulationStorage {
-    /// Every stored simulation, recovered, sorted by id. A file whose creation never completed
-    /// (no genesis snapshot: the server died before acknowledging it) is removed.
+    /// Every stored simulation, recovered, sorted by id.
     func recoverAll(configuration: IsletConfiguration, logger: Logger) throws -> [StoredSimulation] {
-        guard case .logs(let directory?, _, _) = self.kind else { return [] }
-        let manager = FileManager.default
-        guard manager.fileExists(atPath: directory) else { return [] }
-        let names = try manager.contentsOfDirectory(atPath: directory)
-        var stored: [StoredSimulation] = []
-        for name in names.sorted() where name.hasSuffix(".sqlite") {
-            let id = String(name.dropLast(".sqlite".count))
-            guard SimulationName.isValid(id), id != SimulationName.default else { continue }
-            let path = directory + "/" + name
-            let log = try CommandLog(
-                path: path, durability: configuration.store.durability, checkpointing: Self.checkpointing, logger: logger)
-            guard let createdText = try log.metadata(Self.createdKey), let created = Int64(createdText) else {
-                logger.warning("removing a simulation whose creation never completed", metadata: ["islet.sim": "\(id)"])
-                Self.removeFiles(of: path)
-                continue
+        guard case .worlds(let worlds) = self.kind, worlds.exists else { return [] }
+        let recovered = try worlds.withStore(logger: logger) { store in
+            try store.worlds().map { world in
+                let log = try store.open(world.name)
+                let wall = Instant(millisecondsSinceEpoch: world.created)
+                let state = try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger)
+                return (world.name, log, state, wall, Self.tokens(try store.values(of: world.name)))
             }
-            let wall = Instant(millisecondsSinceEpoch: created)
-            var tokens: SimulationTokens?
-            if let admin = try log.metadata(Self.adminTokenKey), let viewer = try log.metadata(Self.viewerTokenKey) {
-                tokens = SimulationTokens(admin: admin, viewer: viewer)
-            }
-            let state = try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger)
-            stored.append(
-                StoredSimulation(
-                    id: id, state: state, stage: self.stage(log, state: state, wall: wall, logger: logger),
-                    created: wall, tokens: tokens))
         }
-        return stored
+        return recovered.map { id, log, state, wall, tokens in
+            StoredSimulation(
+                id: id, state: state, stage: worlds.stage(log, state: state, wall: wall, logger: logger), created: wall,
+                tokens: tokens)
+        }
     }
 
-    /// Creates a simulation whose revision 0 is `engine`, durably before it returns. When it
-    /// fails, nothing is left behind.
+    /// Creates a simulation whose revision 0 is `engine`, durably before it returns, in one
+    /// transaction: when it fails, nothing is left behind.
     func create(
         _ id: String, engine: Engine, wall: Instant, tokens: SimulationTokens?, configuration: IsletConfiguration,
         logger: Logger
     ) throws -> StoredSimulation {
         let history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
-        switch self.kind {
-        case .none:
+        guard case .worlds(let worlds) = self.kind else {
             let state = RecoveredState(
                 engine: engine, epoch: randomEpoch(), snapshotSequence: 0, replayedRecords: 0, created: true,
                 history: history)
             return StoredSimulation(id: id, state: state, stage: ImmediateCommitStage(), created: wall, tokens: tokens)
-        case .logs(let directory, let settings, _):
-            let path: String
-            if let directory {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                path = directory + "/" + id + ".sqlite"
-            } else {
-                path = ":memory:"
-            }
-            let log = try CommandLog(
-                path: path, durability: settings.durability, checkpointing: Self.checkpointing, logger: logger)
-            guard log.lastSequence == 0, try log.latestSnapshot() == nil else {
-                throw APIError(.conflict, "the log of simulation \"\(id)\" exists already (\(path))", field: "/id")
-            }
-            do {
-                let payload = SnapshotPayload(engine: engine.snapshotBytes, history: [])
-                try log.writeSnapshot(sequence: 0, instant: wall.millisecondsSinceEpoch, payload: payload.encoded())
-                if let tokens {
-                    try log.setMetadata(Self.adminTokenKey, tokens.admin)
-                    try log.setMetadata(Self.viewerTokenKey, tokens.viewer)
-                }
-                // Written last: a file without it is a creation that never completed.
-                try log.setMetadata(Self.createdKey, String(wall.millisecondsSinceEpoch))
-            } catch {
-                Self.removeFiles(of: path)
-                throw error
-            }
-            let state = RecoveredState(
-                engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: 0, created: true,
-                history: history)
-            return StoredSimulation(
-                id: id, state: state, stage: self.stage(log, state: state, wall: wall, logger: logger), created: wall,
-                tokens: tokens)
+        }
+        let genesis = SnapshotPayload(engine: engine.snapshotBytes, history: []).encoded()
+        var values: [String: String] = [:]
+        if let tokens {
+            values[Self.adminTokenKey] = tokens.admin
+            values[Self.viewerTokenKey] = tokens.viewer
+        }
+        let log = try worlds.withStore(logger: logger) { store in
+            try store.create(id, instant: wall.millisecondsSinceEpoch, genesis: genesis, values: values)
+        }
+        let state = RecoveredState(
+            engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: 0, created: true, history: history)
+        return StoredSimulation(
+            id: id, state: state, stage: worlds.stage(log, state: state, wall: wall, logger: logger), created: wall,
+            tokens: tokens)
+    }
+
+    /// Closes the world store at shutdown, once every simulation's stage has closed.
+    func close() {
+        if case .worlds(let worlds) = self.kind { worlds.close() }
+    }
+
+    /// Removes a deleted simulation's log; its stage was closed.
+    func remove(_ id: String, logger: Logger) {
+        guard case .worlds(let worlds) = self.kind else { return }
+        do {
+            try worlds.withStore(logger: logger) { try $0.delete(id) }
+        } catch {
+            logger.error("removing a simulation's log failed", metadata: ["islet.sim": "\(id)", "error": "\(error)"])
         }
     }
 
-    /// Removes a deleted simulation's files; its stage was closed.
-    func removeFiles(ofSimulation id: String) {
-        guard let directory = self.directory else { return }
-        Self.removeFiles(of: directory + "/" + id + ".sqlite")
-    }
-
-    /// Bytes on disk of a simulation's log (database and WAL), if it is a file.
-    func bytes(of id: String) -> Int64? {
-        guard case .logs(let directory?, let settings, _) = self.kind else { return nil }
-        let path = id == SimulationName.default ? settings.path : directory + "/" + id + ".sqlite"
-        return [path, path + "-wal"].compactMap { file in
-            (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int64
-        }.reduce(0, +)
-    }
-
-    /// Checkpoints run with the appends, on the stage's writer queue: a background checkpointer
-    /// would hold a second SQLite connection (about 100 KiB) for every simulation.
-    private static let checkpointing = Checkpointing.inline
-    private static let createdKey = "simulation.created"
-    private static let adminTokenKey = "simulation.admin-token"
-    private static let viewerTokenKey = "simulation.viewer-token"
-
-    private func stage(_ log: CommandLog, state: RecoveredState, wall: Instant, logger: Logger) -> StoreCommitStage {
-        guard case .logs(_, let settings, let loop) = self.kind else { preconditionFailure("only logs have stages") }
-        let threads: StoreCommitStage.Threads
-        switch (loop, settings.writer) {
-        case (nil, _): threads = .caller
-        case (let loop?, .loop): threads = .loop(loop)
-        case (let loop?, .thread): threads = .writer(loop)
+    /// Bytes of a simulation's records and snapshots in the world store (of `default`: its log
+    /// file and WAL), if stored.
+    func bytes(of id: String, logger: Logger) -> Int64? {
+        guard case .worlds(let worlds) = self.kind else { return nil }
+        if id == SimulationName.default {
+            let path = worlds.settings.path
+            return path == ":memory:"
+                ? nil
+                : [path, path + "-wal"].compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int64 }
+                    .reduce(0, +)
         }
-        return StoreCommitStage(
-            log: log, settings: settings, threads: threads, lastSnapshot: (state.snapshotSequence, wall),
-            logger: logger)
+        return try? worlds.withStore(logger: logger) { try $0.bytes(of: id) }
     }
 
-    /// Removes the database with its WAL, shared-memory and lock files (an open log keeps
-    /// working on the unlinked files until it is closed).
-    private static func removeFiles(of path: String) {
-        guard path != ":memory:" else { return }
-        for suffix in ["", "-wal", "-shm", "-journal", "-lock"] {
-            try? FileManager.default.removeItem(atPath: path + suffix)
-        }
+    private static let adminTokenKey = "admin-token"
+    private static let viewerTokenKey = "viewer-token"
+
+    private static func tokens(_ values: [String: String]) -> SimulationTokens? {
+        guard let admin = values[Self.adminTokenKey], let viewer = values[Self.viewerTokenKey] else { return nil }
+        return SimulationTokens(admin: admin, viewer: viewer)
     }
 }

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import IsletStore
+
+/// Many worlds' logs in one file: each world an ordered log of its own, created and deleted in
+/// one transaction.
+@Suite("World store: many logs in one SQLite file")
+struct WorldStoreTests {
+    static func record(_ sequence: UInt64, _ text: String) -> LogRecord {
+        LogRecord(sequence: sequence, instant: Int64(sequence) * 1000, kind: .batch, payload: Array(text.utf8))
+    }
+
+    @Test("worlds keep their own records, snapshots, values and epochs, across a reopen")
+    func isolatedWorlds() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file("islet.simulations.sqlite")
+            var epochs: [String: String] = [:]
+            do {
+                let store = try WorldStore(path: path, logger: quietLogger)
+                let a = try store.create("a", instant: 5, genesis: [1], values: ["admin-token": "t"])
+                let b = try store.create("b", instant: 6, genesis: [2])
+                try a.append([Self.record(1, "a1"), Self.record(2, "a2")])
+                try b.append([Self.record(1, "b1")])
+                try a.writeSnapshot(sequence: 2, instant: 2000, payload: [9])
+                #expect(a.epoch != b.epoch)
+                epochs = ["a": a.epoch, "b": b.epoch]
+                #expect(throws: StoreError.self) { try b.append([Self.record(1, "again")]) }
+                #expect(throws: StoreError.self) { _ = try store.create("a", instant: 7, genesis: [3]) }
+            }
+            let store = try WorldStore(path: path, logger: quietLogger)
+            #expect(try store.worlds().map(\.name) == ["a", "b"])
+            #expect(try store.worlds().map(\.created) == [5, 6])
+            let a = try store.open("a")
+            let b = try store.open("b")
+            #expect(a.epoch == epochs["a"] && b.epoch == epochs["b"])
+            #expect(a.lastSequence == 2 && b.lastSequence == 1)
+            #expect(try a.records(after: 0, limit: 10).map { String(decoding: $0.payload, as: UTF8.self) } == ["a1", "a2"])
+            var seen: [String] = []
+            try b.forEachRecord(after: 0) { seen.append(String(decoding: $0.payload, as: UTF8.self)) }
+            #expect(seen == ["b1"])
+            #expect(try a.snapshotSequences() == [0, 2])
+            #expect(try a.latestSnapshot()?.payload == [9])
+            #expect(try b.snapshot(at: 0)?.payload == [2])
+            #expect(try store.values(of: "a") == ["admin-token": "t"])
+            #expect(try store.bytes(of: "a") == 1 + 1 + 2 + 2)
+
+            try store.delete("a")
+            #expect(try store.worlds().map(\.name) == ["b"])
+            #expect(throws: StoreError.self) { _ = try store.open("a") }
+            #expect(try store.values(of: "a").isEmpty)
+            #expect(try b.records(after: 0, limit: 10).count == 1, "the other world is untouched")
+        }
+    }
+
+    @Test("a command log is refused as a world store, and a world store as a command log")
+    func refusesTheOtherKind() throws {
+        try withTemporaryDirectory { dir in
+            let log = dir.file("islet.sqlite")
+            _ = try CommandLog(path: log, logger: quietLogger)
+            #expect(throws: StoreError.foreignApplication) { _ = try WorldStore(path: log, logger: quietLogger) }
+            let worlds = dir.file("islet.simulations.sqlite")
+            _ = try WorldStore(path: worlds, logger: quietLogger)
+            #expect(throws: StoreError.foreignApplication) { _ = try CommandLog(path: worlds, logger: quietLogger) }
+        }
+    }
+
+    @Test("a second open of a store in use is refused")
+    func inUse() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file("islet.simulations.sqlite")
+            let store = try WorldStore(path: path, logger: quietLogger)
+            #expect(throws: StoreError.inUse) { _ = try WorldStore(path: path, logger: quietLogger) }
+            withExtendedLifetime(store) {}
+        }
+    }
+}
