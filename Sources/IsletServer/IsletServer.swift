@@ -31,6 +31,8 @@ public final class IsletServer {
     let storage: SimulationStorage
     /// The per-simulation tokens of every simulation that has them.
     private(set) var simulationTokens: [String: Principal] = [:]
+    /// Work waiting for a fork's genesis snapshot to be written, by the fork's id.
+    var genesisWaiters: [String: [() -> Void]] = [:]
     let access: Access
     var rateLimiter: RateLimiter
     private let hello: StreamHello

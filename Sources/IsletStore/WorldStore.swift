@@ -90,9 +90,10 @@ public final class WorldStore {
     }
 
     /// Creates a world whose log starts with the genesis snapshot `genesis` (sequence 0), with
-    /// `values` stored beside it, all in one transaction: it exists whole or not at all.
+    /// `values` stored beside it, all in one transaction: it exists whole or not at all. Without
+    /// `genesis`, `values` must say where revision 0 comes from (a fork names its source).
     /// - Throws: `StoreError.inUse` naming the world when it exists, or a storage error.
-    public func create(_ name: String, instant: Int64, genesis: [UInt8], values: [String: String] = [:]) throws
+    public func create(_ name: String, instant: Int64, genesis: [UInt8]?, values: [String: String] = [:]) throws
         -> WorldLog
     {
         let epoch = StoreSchema.makeEpoch()
@@ -105,12 +106,14 @@ public final class WorldStore {
             try world.bind(epoch, at: 2)
             try world.bind(instant, at: 3)
             try world.run()
-            let snapshot = try self.connection.prepare(
-                "INSERT INTO snapshot (world, sequence, instant, payload) VALUES (?1, 0, ?2, ?3)")
-            try snapshot.bind(name, at: 1)
-            try snapshot.bind(instant, at: 2)
-            try snapshot.bind(genesis, at: 3)
-            try snapshot.run()
+            if let genesis {
+                let snapshot = try self.connection.prepare(
+                    "INSERT INTO snapshot (world, sequence, instant, payload) VALUES (?1, 0, ?2, ?3)")
+                try snapshot.bind(name, at: 1)
+                try snapshot.bind(instant, at: 2)
+                try snapshot.bind(genesis, at: 3)
+                try snapshot.run()
+            }
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 let insert = try self.connection.prepare("INSERT INTO value (world, key, value) VALUES (?1, ?2, ?3)")
                 try insert.bind(name, at: 1)
@@ -256,7 +259,8 @@ public final class WorldLog: OrderedLog {
         precondition(keeping >= 1, "a log keeps at least one snapshot")
         try self.store.inTransaction {
             let latest = UInt64(max(try self.store.int64("SELECT max(sequence) FROM snapshot WHERE world = ?1", self.name) ?? 0, 0))
-            guard sequence >= latest, sequence <= self.lastSequence || sequence == 0 else {
+            // The genesis (0) may come late: a fork's is written after its first records.
+            guard sequence == 0 || (sequence >= latest && sequence <= self.lastSequence) else {
                 throw StoreError.snapshotOutOfOrder(
                     path: self.path, sequence: sequence, latest: latest, last: self.lastSequence)
             }

@@ -69,7 +69,8 @@ struct BenchSimulations: AsyncParsableCommand {
               fork of \(self.activities) activities and \(self.widgets) widgets (in process; world built in \
             \(String(format: "%.1f", fork.build)) s, genesis snapshot \(fork.snapshotBytes / 1024) KiB):
                 engine copy: \(fork.copies.map(ms).joined(separator: ", "))
-                genesis snapshot into the world store: \(fork.stores.map(ms).joined(separator: ", "))
+                until acknowledged (its row and reference to the source): \(fork.stores.map(ms).joined(separator: ", "))
+                then, off the loop, its genesis snapshot encoded and written: \(fork.genesisWrites.map(ms).joined(separator: ", "))
             """)
     }
 }

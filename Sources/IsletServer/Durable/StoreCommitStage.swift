@@ -41,12 +41,14 @@ public final class StoreCommitStage: CommitStage {
     ///   - lastSnapshot: the revision and wall instant of the state recovery started from.
     ///   - writer: the writer queue of `.writer` threads; logs that share a connection (the
     ///     worlds of one `WorldStore`) share it too. By default a queue of this stage's own.
+    ///   - genesis: a fork's revision 0 when the log holds only the reference to its source
+    ///     (until `writeGenesis` has written it).
     public init(
         log: any OrderedLog, settings: IsletConfiguration.Store, threads: Threads,
         lastSnapshot: (rev: UInt64, wall: Instant), logger: Logger,
-        writer: DispatchQueue = DispatchQueue(label: "islet.store.writer", qos: .userInitiated)
+        writer: DispatchQueue = DispatchQueue(label: "islet.store.writer", qos: .userInitiated), genesis: Engine? = nil
     ) {
-        self.box = LogBox(log)
+        self.box = LogBox(log, genesis: genesis)
         self.writer = writer
         self.threads = threads
         self.everyRevisions = UInt64(max(1, settings.snapshotEveryRevisions))
@@ -76,31 +78,48 @@ public final class StoreCommitStage: CommitStage {
     }
 
     public func snapshot(_ state: PublishedState) {
+        self.write(state, then: nil)
+    }
+
+    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void) {
+        self.write(PublishedState(engine: engine, wall: wall, history: RevisionHistory(maxRevisions: 0, maxBytes: 0)), then: completion)
+    }
+
+    /// Encodes `state` off the loop and writes it on the log's thread; `completion` then runs on
+    /// the loop (at once with `.caller` threads).
+    private func write(_ state: PublishedState, then completion: (() -> Void)?) {
         self.lastSnapshot = (state.engine.rev, state.wall)
         let box = self.box
         let logger = self.logger
         switch self.threads {
         case .caller:
             box.write(Self.encode(state), rev: state.engine.rev, wall: state.wall, logger: logger)
+            completion?()
         case .loop(let loop):
             self.snapshotInFlight = true
             let this = Unchecked(self)
+            let done = Unchecked(completion)
             DispatchQueue.global(qos: .utility).async {
                 let bytes = Self.encode(state)
                 loop.execute {
                     box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
                     this.value.snapshotInFlight = false
+                    done.value?()
                 }
             }
         case .writer(let loop):
             self.snapshotInFlight = true
             let this = Unchecked(self)
+            let done = Unchecked(completion)
             let writer = self.writer
             DispatchQueue.global(qos: .utility).async {
                 let bytes = Self.encode(state)
                 writer.async {
                     box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
-                    loop.execute { this.value.snapshotInFlight = false }
+                    loop.execute {
+                        this.value.snapshotInFlight = false
+                        done.value?()
+                    }
                 }
             }
         }
@@ -148,8 +167,14 @@ public final class StoreCommitStage: CommitStage {
 /// `close()` it is gone and late work does nothing.
 private final class LogBox: @unchecked Sendable {
     private var log: (any OrderedLog)?
+    /// A fork's revision 0 while its genesis snapshot is not written yet (the log holds only a
+    /// reference to its source): the base `engine(at:)` rebuilds from.
+    private var genesis: Engine?
 
-    init(_ log: any OrderedLog) { self.log = log }
+    init(_ log: any OrderedLog, genesis: Engine?) {
+        self.log = log
+        self.genesis = genesis
+    }
 
     /// Appends the group in one transaction; returns the error, if any.
     func append(_ records: [RevisionRecord]) -> (any Error)? {
@@ -166,6 +191,7 @@ private final class LogBox: @unchecked Sendable {
         guard let log = self.log else { return }
         do {
             try log.writeSnapshot(sequence: rev, instant: wall.millisecondsSinceEpoch, payload: payload)
+            if rev == 0 { self.genesis = nil }
             logger.debug(
                 "snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
         } catch {
@@ -174,26 +200,11 @@ private final class LogBox: @unchecked Sendable {
         }
     }
 
-    /// The engine at `rev`: the latest snapshot at or before it, and the records up to it.
+    /// The engine at `rev`: the latest snapshot at or before it (or a pending genesis), and the
+    /// records up to it.
     func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
         guard let log = self.log else { return .failure(RevisionUnavailable(earliest: nil)) }
-        do {
-            let sequences = try log.snapshotSequences()
-            guard let base = sequences.filter({ $0 <= rev }).max(), let snapshot = try log.snapshot(at: base) else {
-                return .failure(RevisionUnavailable(earliest: sequences.min()))
-            }
-            var engine = try StoreRecovery.restore(snapshot, path: log.path)
-            var position = base
-            while position < rev {
-                let records = try log.records(after: position, limit: Int(min(rev - position, 4096)))
-                guard !records.isEmpty else { return .failure(RevisionUnavailable(earliest: sequences.min())) }
-                for record in records { try LogReplay.apply(record, to: &engine) }
-                position = records.last!.sequence
-            }
-            return .success(engine)
-        } catch {
-            return .failure(RevisionUnavailable(earliest: nil))
-        }
+        return StoreRecovery.engine(of: log, at: rev, genesis: self.genesis)
     }
 
     /// The oldest snapshot's revision: no state before it can be rebuilt.

@@ -39,12 +39,31 @@ enum StoreRecovery {
     ///   - wall: now; a new store's engine starts here (on `configuration.virtualClockStart`'s
     ///     paused virtual clock, if set).
     /// - Throws: `RecoveryError`, or the `StoreError` of a failed read or write.
+    ///   - genesis: a fork's revision 0, rebuilt from its source, when its log holds no snapshot.
     static func recover(
-        _ log: any OrderedLog, configuration: IsletConfiguration, wall: Instant, logger: Logger
+        _ log: any OrderedLog, configuration: IsletConfiguration, wall: Instant, logger: Logger,
+        genesis: Engine? = nil
     ) throws -> RecoveredState {
         var history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
         guard let snapshot = try log.latestSnapshot() else {
+            if let genesis {
+                // A fork whose genesis snapshot was not written: its revision 0, then its records.
+                var engine = genesis
+                var replayed = 0
+                do {
+                    try log.forEachRecord(after: 0) { record in
+                        let revision = try LogReplay.apply(record, to: &engine)
+                        history.append(rev: revision.rev, encodedOps: revision.encodedOps)
+                        replayed += 1
+                    }
+                } catch let mismatch as LogReplay.Mismatch {
+                    throw RecoveryError(path: log.path, mismatch.description)
+                }
+                return RecoveredState(
+                    engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: replayed, created: false,
+                    history: history)
+            }
             guard log.lastSequence == 0 else {
                 throw RecoveryError(path: log.path, "the log holds records but no snapshot to replay them from")
             }
@@ -76,6 +95,37 @@ enum StoreRecovery {
         return RecoveredState(
             engine: engine, epoch: log.epoch, snapshotSequence: snapshot.sequence, replayedRecords: replayed,
             created: false, history: history)
+    }
+
+    /// The engine at `rev` of `log`: the latest snapshot at or before it (or `genesis`, a
+    /// fork's revision 0 not written yet), and the records up to it.
+    static func engine(of log: any OrderedLog, at rev: UInt64, genesis: Engine? = nil) -> Result<
+        Engine, RevisionUnavailable
+    > {
+        do {
+            let sequences = try log.snapshotSequences()
+            var engine: Engine
+            let base: UInt64
+            if let sequence = sequences.filter({ $0 <= rev }).max(), let snapshot = try log.snapshot(at: sequence) {
+                engine = try Self.restore(snapshot, path: log.path)
+                base = sequence
+            } else if let genesis {
+                engine = genesis
+                base = 0
+            } else {
+                return .failure(RevisionUnavailable(earliest: sequences.min()))
+            }
+            var position = base
+            while position < rev {
+                let records = try log.records(after: position, limit: Int(min(rev - position, 4096)))
+                guard !records.isEmpty else { return .failure(RevisionUnavailable(earliest: sequences.min() ?? 0)) }
+                for record in records { try LogReplay.apply(record, to: &engine) }
+                position = records.last!.sequence
+            }
+            return .success(engine)
+        } catch {
+            return .failure(RevisionUnavailable(earliest: nil))
+        }
     }
 
     /// The engine of a stored snapshot.

@@ -69,6 +69,10 @@ public protocol CommitStage: AnyObject {
 
     /// The earliest revision `engine(at:)` can rebuild, if any.
     func earliestRevision() -> UInt64?
+
+    /// Writes a fork's revision 0 (`engine`) as its genesis snapshot, off the loop; `completion`
+    /// runs on the loop once it is written. Until then the log holds a reference to the source.
+    func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void)
 }
 
 /// A revision a log no longer reaches (or never kept: a store-less server keeps only its
@@ -85,6 +89,7 @@ extension CommitStage {
         .failure(RevisionUnavailable(earliest: nil))
     }
     public func earliestRevision() -> UInt64? { nil }
+    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void) { completion() }
 }
 
 /// The published state of an idle pipeline, as a snapshot stores it: the engine (a value whose

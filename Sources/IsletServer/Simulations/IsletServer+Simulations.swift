@@ -35,10 +35,17 @@ extension IsletServer {
     /// - Throws: `StoreError` or `RecoveryError` naming the file of a simulation that cannot be
     ///   restored; nothing is started over it.
     public func restoreSimulations() throws {
-        for stored in try self.storage.recoverAll(configuration: self.configuration, logger: self.logger) {
-            self.attach(
+        let stage = self.defaultSimulation.live.commitStage
+        let restored = try self.storage.recoverAll(configuration: self.configuration, logger: self.logger) {
+            stage.engine(at: $0)
+        }
+        for stored in restored {
+            let simulation = self.attach(
                 stored.id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
                 stage: stored.stage, created: stored.created, tokens: stored.tokens)
+            if let genesis = stored.pendingGenesis {
+                self.writeGenesis(genesis, of: simulation, forkOf: stored.pendingGenesisSource)
+            }
         }
         if self.simulations.count > 1 {
             self.logger.info("simulations restored", metadata: ["islet.sims": "\(self.simulations.count - 1)"])
@@ -72,7 +79,8 @@ extension IsletServer {
                 throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
             }
             let created = try self.establish(
-                id, engine: engine, clock: request.clock(at: self.now), tokens: request.tokens, demo: request.demo,
+                id, engine: engine, clock: request.clock(at: self.now),
+                forkOf: (source.id, from.rev ?? source.live.publishedRev), tokens: request.tokens, demo: request.demo,
                 context)
             guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
             return response
@@ -100,16 +108,22 @@ extension IsletServer {
     /// Stores the new world's revision 0 and starts serving it; with `demo`, the demo scenario's
     /// setup follows as its first revisions, and the reply waits for their commit.
     private func establish(
-        _ id: String, engine: Engine, clock: SimulationClock? = nil, tokens wantsTokens: Bool, demo: Bool,
-        _ context: RouteContext
+        _ id: String, engine: Engine, clock: SimulationClock? = nil, forkOf source: (id: String, rev: UInt64)? = nil,
+        tokens wantsTokens: Bool, demo: Bool, _ context: RouteContext
     ) throws(APIError) -> RouteReply {
         let tokens = wantsTokens ? SimulationTokens.random() : nil
-        var salt = SystemRandomNumberGenerator()
-        let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt.next() | 1)
+        var random = SystemRandomNumberGenerator()
+        let salt = (random.next() | 1) & ((1 << 53) - 1)
+        let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt)
+        // A fork stores a reference to its source at once and its (possibly large) genesis
+        // snapshot afterwards, off the loop: the reply does not wait for the encoding.
+        let reference = source.map {
+            ForkReference(source: $0.id, rev: $0.rev, clock: clock, created: self.now, salt: salt)
+        }
         let stored: StoredSimulation
         do {
             stored = try self.storage.create(
-                id, engine: genesis, wall: self.now, tokens: tokens, configuration: self.configuration,
+                id, engine: genesis, wall: self.now, tokens: tokens, fork: reference, configuration: self.configuration,
                 logger: self.logger)
         } catch let error as APIError {
             throw error
@@ -120,12 +134,25 @@ extension IsletServer {
         let simulation = self.attach(
             id, engine: stored.state.engine, epoch: stored.state.epoch, history: stored.state.history,
             stage: stored.stage, created: stored.created, tokens: stored.tokens)
+        if let pending = stored.pendingGenesis { self.writeGenesis(pending, of: simulation, forkOf: source?.id) }
         self.logger.info(
             "simulation created", metadata: ["islet.sim": "\(id)", "islet.sim.epoch": "\(simulation.live.epoch)"])
         guard demo else { return .now(Self.createdResponse(simulation)) }
         self.loadDemo(into: simulation)
         return self.whenPublished(context, in: simulation) { simulation throws(APIError) in
             Self.createdResponse(simulation)
+        }
+    }
+
+    /// Writes a fork's genesis snapshot in the background; until it is written the fork's log
+    /// refers to its source, so deleting the source waits for it (`genesisWaiters`).
+    private func writeGenesis(_ genesis: Engine, of simulation: Simulation, forkOf source: String?) {
+        simulation.pendingGenesisSource = source ?? SimulationName.default
+        simulation.live.commitStage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] in
+            simulation?.pendingGenesisSource = nil
+            guard let self, let id = simulation?.id else { return }
+            let waiters = self.genesisWaiters.removeValue(forKey: id) ?? []
+            for waiter in waiters { waiter() }
         }
     }
 
@@ -158,6 +185,18 @@ extension IsletServer {
     private func deleteSimulation(_ simulation: Simulation, _ context: RouteContext) throws(APIError) -> RouteReply {
         guard simulation.id != SimulationName.default else {
             throw APIError(.conflict, "the default simulation always exists; it cannot be deleted")
+        }
+        // A fork whose genesis snapshot is still being written refers to this simulation's log.
+        if let fork = self.simulations.values.first(where: { $0.pendingGenesisSource == simulation.id }) {
+            self.genesisWaiters[fork.id, default: []].append { [weak self] in
+                guard let self else { return }
+                let reply: RouteReply
+                do throws(APIError) { reply = try self.deleteSimulation(simulation, context) } catch {
+                    reply = .now(error.httpResponse())
+                }
+                if case .now(let response) = reply { context.respondLater(response) }
+            }
+            return .later
         }
         return self.whenPublished(context, in: simulation) { [unowned self] simulation throws(APIError) in
             guard self.simulations[simulation.id] === simulation else {

@@ -11,6 +11,8 @@ final class Simulation {
     let created: Instant
     /// Its own admin and viewer tokens, when it was created with `"tokens": true`.
     let tokens: SimulationTokens?
+    /// While a fork's genesis snapshot is being written: the simulation its log refers to.
+    var pendingGenesisSource: String?
 
     init(id: String, live: LiveSimulation, stream: SimulationStream, created: Instant, tokens: SimulationTokens?) {
         self.id = id

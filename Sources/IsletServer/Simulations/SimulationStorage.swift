@@ -74,7 +74,9 @@ public struct SimulationStorage: Sendable {
         }
 
         /// The commit stage of a world's log: appends on the store's queue (or the loop's thread).
-        func stage(_ log: WorldLog, state: RecoveredState, wall: Instant, logger: Logger) -> StoreCommitStage {
+        func stage(_ log: WorldLog, state: RecoveredState, wall: Instant, logger: Logger, genesis: Engine?)
+            -> StoreCommitStage
+        {
             let threads: StoreCommitStage.Threads
             switch (self.loop, self.settings.writer) {
             case (nil, _): threads = .caller
@@ -83,7 +85,7 @@ public struct SimulationStorage: Sendable {
             }
             return StoreCommitStage(
                 log: log, settings: self.settings, threads: threads, lastSnapshot: (state.snapshotSequence, wall),
-                logger: logger, writer: self.queue)
+                logger: logger, writer: self.queue, genesis: genesis)
         }
     }
 }
@@ -96,32 +98,121 @@ struct StoredSimulation {
     let stage: any CommitStage
     let created: Instant
     let tokens: SimulationTokens?
+    /// A fork's revision 0 whose genesis snapshot is still to be written, and its source.
+    let pendingGenesis: Engine?
+    var pendingGenesisSource: String? = nil
+}
+
+/// Where a fork's revision 0 comes from until its genesis snapshot is written: the source and its
+/// revision, and what the fork changed (clock, token salt), kept beside the fork's log so that a
+/// restart in that window rebuilds the same revision 0.
+struct ForkReference: Equatable {
+    var source: String
+    var rev: UInt64
+    /// `wall`, or `virtual` with `now` and `rate`; nil: the source's clock.
+    var clock: (mode: SimulationClock.Mode, now: Instant, rate: Double)?
+    var salt: UInt64
+
+    static func == (lhs: ForkReference, rhs: ForkReference) -> Bool {
+        lhs.source == rhs.source && lhs.rev == rhs.rev && lhs.salt == rhs.salt
+            && lhs.clock?.mode == rhs.clock?.mode && lhs.clock?.now == rhs.clock?.now && lhs.clock?.rate == rhs.clock?.rate
+    }
+
+    /// The fork's clock, anchored at its creation.
+    func simulationClock(created: Instant) -> SimulationClock? {
+        guard let clock = self.clock else { return nil }
+        return clock.mode == .wall ? .wall(at: created) : .virtual(now: clock.now, rate: clock.rate, atWall: created)
+    }
+
+    var values: [String: String] {
+        var values = ["fork.source": self.source, "fork.rev": String(self.rev), "fork.salt": String(self.salt)]
+        if let clock = self.clock {
+            values["fork.clock"] = "\(clock.mode.rawValue) \(clock.now.millisecondsSinceEpoch) \(clock.rate)"
+        }
+        return values
+    }
+
+    init(source: String, rev: UInt64, clock: SimulationClock?, created: Instant, salt: UInt64) {
+        self.source = source
+        self.rev = rev
+        self.salt = salt
+        self.clock = clock.map { ($0.mode, $0.simulated(atWall: created), $0.rate) }
+    }
+
+    init?(values: [String: String]) {
+        guard let source = values["fork.source"], let rev = values["fork.rev"].flatMap(UInt64.init),
+            let salt = values["fork.salt"].flatMap(UInt64.init)
+        else { return nil }
+        self.source = source
+        self.rev = rev
+        self.salt = salt
+        if let text = values["fork.clock"] {
+            let parts = text.split(separator: " ")
+            guard parts.count == 3, let mode = SimulationClock.Mode(rawValue: String(parts[0])),
+                let now = Int64(parts[1]), let rate = Double(parts[2])
+            else { return nil }
+            self.clock = (mode, Instant(millisecondsSinceEpoch: now), rate)
+        }
+    }
 }
 
 extension SimulationStorage {
-    /// Every stored simulation, recovered, sorted by id.
-    func recoverAll(configuration: IsletConfiguration, logger: Logger) throws -> [StoredSimulation] {
+    /// Every stored simulation, recovered, sorted by id. A fork whose genesis snapshot was never
+    /// written is rebuilt from its source (`default`'s through `defaultEngine`), and its genesis
+    /// is written again (`StoredSimulation.pendingGenesis`).
+    func recoverAll(
+        configuration: IsletConfiguration, logger: Logger,
+        defaultEngine: (UInt64) -> Result<Engine, RevisionUnavailable>
+    ) throws -> [StoredSimulation] {
         guard case .worlds(let worlds) = self.kind, worlds.exists else { return [] }
-        let recovered = try worlds.withStore(logger: logger) { store in
-            try store.worlds().map { world in
+        let names = try worlds.withStore(logger: logger) { try $0.worlds() }
+        var recovered: [String: StoredSimulation] = [:]
+        func recover(_ world: WorldStore.World, depth: Int) throws -> StoredSimulation {
+            if let done = recovered[world.name] { return done }
+            let wall = Instant(millisecondsSinceEpoch: world.created)
+            let (log, values, hasSnapshot) = try worlds.withStore(logger: logger) { store in
                 let log = try store.open(world.name)
-                let wall = Instant(millisecondsSinceEpoch: world.created)
-                let state = try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger)
-                return (world.name, log, state, wall, Self.tokens(try store.values(of: world.name)))
+                return (log, try store.values(of: world.name), try log.latestSnapshot() != nil)
             }
+            var genesis: Engine?
+            if !hasSnapshot, let reference = ForkReference(values: values) {
+                let source: Result<Engine, RevisionUnavailable>
+                if reference.source == SimulationName.default {
+                    source = defaultEngine(reference.rev)
+                } else if let parent = names.first(where: { $0.name == reference.source }), depth < names.count {
+                    source = try recover(parent, depth: depth + 1).stage.engine(at: reference.rev)
+                } else {
+                    source = .failure(RevisionUnavailable(earliest: nil))
+                }
+                guard case .success(let engine) = source else {
+                    throw RecoveryError(
+                        path: log.path,
+                        "it is a fork of \(reference.source) at revision \(reference.rev), which cannot be rebuilt")
+                }
+                genesis = engine.forked(
+                    clock: reference.simulationClock(created: wall), atWall: wall, tokenSalt: reference.salt)
+            }
+            let state = try worlds.withStore(logger: logger) { _ in
+                try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger, genesis: genesis)
+            }
+            let stored = StoredSimulation(
+                id: world.name, state: state,
+                stage: worlds.stage(log, state: state, wall: wall, logger: logger, genesis: genesis), created: wall,
+                tokens: Self.tokens(values), pendingGenesis: genesis,
+                pendingGenesisSource: genesis == nil ? nil : ForkReference(values: values)?.source)
+            recovered[world.name] = stored
+            return stored
         }
-        return recovered.map { id, log, state, wall, tokens in
-            StoredSimulation(
-                id: id, state: state, stage: worlds.stage(log, state: state, wall: wall, logger: logger), created: wall,
-                tokens: tokens)
-        }
+        return try names.map { try recover($0, depth: 0) }
     }
 
     /// Creates a simulation whose revision 0 is `engine`, durably before it returns, in one
-    /// transaction: when it fails, nothing is left behind.
+    /// transaction: when it fails, nothing is left behind. A fork (`fork`) stores only the
+    /// reference to its source; its genesis snapshot is for the caller to write
+    /// (`StoredSimulation.pendingGenesis`, through its stage's `writeGenesis`).
     func create(
-        _ id: String, engine: Engine, wall: Instant, tokens: SimulationTokens?, configuration: IsletConfiguration,
-        logger: Logger
+        _ id: String, engine: Engine, wall: Instant, tokens: SimulationTokens?, fork: ForkReference? = nil,
+        configuration: IsletConfiguration, logger: Logger
     ) throws -> StoredSimulation {
         let history = RevisionHistory(
             maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
@@ -129,10 +220,11 @@ extension SimulationStorage {
             let state = RecoveredState(
                 engine: engine, epoch: randomEpoch(), snapshotSequence: 0, replayedRecords: 0, created: true,
                 history: history)
-            return StoredSimulation(id: id, state: state, stage: ImmediateCommitStage(), created: wall, tokens: tokens)
+            return StoredSimulation(
+                id: id, state: state, stage: ImmediateCommitStage(), created: wall, tokens: tokens, pendingGenesis: nil)
         }
-        let genesis = SnapshotPayload(engine: engine.snapshotBytes, history: []).encoded()
-        var values: [String: String] = [:]
+        let genesis = fork == nil ? SnapshotPayload(engine: engine.snapshotBytes, history: []).encoded() : nil
+        var values = fork?.values ?? [:]
         if let tokens {
             values[Self.adminTokenKey] = tokens.admin
             values[Self.viewerTokenKey] = tokens.viewer
@@ -142,9 +234,10 @@ extension SimulationStorage {
         }
         let state = RecoveredState(
             engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: 0, created: true, history: history)
+        let pending = fork == nil ? nil : engine
         return StoredSimulation(
-            id: id, state: state, stage: worlds.stage(log, state: state, wall: wall, logger: logger), created: wall,
-            tokens: tokens)
+            id: id, state: state, stage: worlds.stage(log, state: state, wall: wall, logger: logger, genesis: pending),
+            created: wall, tokens: tokens, pendingGenesis: pending)
     }
 
     /// Closes the world store at shutdown, once every simulation's stage has closed.

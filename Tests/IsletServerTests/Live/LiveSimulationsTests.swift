@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import IsletCore
 import IsletServer
+import IsletStore
 import IsletTestSupport
 import Testing
 
@@ -372,6 +373,73 @@ struct LiveSimulationTokenTests {
                 #expect(try TestHTTP.state(port: server.port, headers: Self.bearer(tokens.admin)).status == 403)
                 _ = try TestHTTP.request(port: server.port, "DELETE", "/v1/simulations/mine", headers: Self.bearer(tokens.admin))
                 #expect(try TestHTTP.state(port: server.port, simulation: "mine", headers: Self.bearer(tokens.admin)).status == 401)
+            }
+        }
+    }
+}
+
+/// A fork is acknowledged with a reference to its source; its genesis snapshot follows.
+@Suite("Simulations: forks before their genesis snapshot is written")
+struct LiveForkReferenceTests {
+    @Test("a restart rebuilds a fork whose log holds only the reference to its source, then its records")
+    func forkFromReference() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            let source: [UInt8] = try await withRunningServer(configuration) { server in
+                _ = try TestHTTP.commands(port: server.port, LiveSimulationsTests.world(now: "2027-05-01T10:00:00Z"))
+                let atOne = try LiveSimulationsTests.document(server.port, nil)
+                _ = try TestHTTP.commands(port: server.port, [Fixture.update("a1", status: "later")])
+                return atOne.bytes
+            }
+            // What a server killed right after acknowledging `POST /v1/simulations {"from": …}`
+            // leaves: the fork's row and reference, one record, and no genesis snapshot.
+            let update = JSONValue.array([Fixture.update("a1", status: "forked")])
+            do {
+                let store = try WorldStore(path: dir.file("islet.simulations.sqlite"), logger: makeTestLogger())
+                let log = try store.create(
+                    "pending", instant: TestServer.start.millisecondsSinceEpoch, genesis: nil,
+                    values: ["fork.source": "default", "fork.rev": "1", "fork.salt": "77"])
+                try log.append([
+                    LogRecord(sequence: 1, instant: TestServer.start.millisecondsSinceEpoch, kind: .batch, payload: update.encoded)
+                ])
+            }
+            var documents: [[UInt8]] = []
+            for _ in 0..<2 {
+                try await withRunningServer(configuration) { server in
+                    let fork = try LiveSimulationsTests.document(server.port, "pending")
+                    #expect(fork.rev == 1)
+                    documents.append(fork.bytes)
+                    let status = try TestHTTP.state(
+                        port: server.port, path: "/activities/a1/content/state/status", simulation: "pending")
+                    #expect(try status.json()["value"] == "forked")
+                    let clock = try TestHTTP.state(port: server.port, path: "/clock", simulation: "pending").json()["value"]
+                    #expect(clock == (try JSONParser().parse(source))["clock"], "the source's clock at revision 1")
+                }
+            }
+            #expect(documents[0] == documents[1], "rebuilt from the reference, then from the genesis it wrote")
+        }
+    }
+
+    @Test("deleting a source right after forking it waits for the fork's genesis; the fork survives a restart")
+    func deleteSourceOfFreshFork() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            let before: [UInt8] = try await withRunningServer(configuration) { server in
+                _ = try LiveSimulationsTests.created(try TestHTTP.createSimulation(port: server.port, ["id": "src"]))
+                _ = try TestHTTP.commands(
+                    port: server.port, LiveSimulationsTests.world(now: "2027-05-01T10:00:00Z"), simulation: "src")
+                _ = try LiveSimulationsTests.created(
+                    try TestHTTP.createSimulation(port: server.port, ["id": "copy", "from": ["simulation": "src"]]))
+                #expect(try TestHTTP.request(port: server.port, "DELETE", "/v1/simulations/src").status == 200)
+                return try LiveSimulationsTests.document(server.port, "copy").bytes
+            }
+            try await withRunningServer(configuration) { server in
+                let copy = try LiveSimulationsTests.document(server.port, "copy")
+                #expect(copy.bytes == before)
+                let source = try TestHTTP.request(port: server.port, "/v1/simulations/src")
+                #expect(source.status == 404)
             }
         }
     }
