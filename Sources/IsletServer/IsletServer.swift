@@ -157,7 +157,9 @@ public final class IsletServer {
         self.router.add(.GET, "/healthz", access: .open) { _ in .now(.json(["status": "ok"])) }
         self.router.add(.GET, "/metrics") { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
-            let body = server.metrics.render(transport: server.transport.statistics, stream: server.hub.counters)
+            let body = server.metrics.render(
+                transport: server.transport.statistics, stream: server.hub.counters,
+                simulations: server.simulations.count)
             return .now(HTTPResponse(status: 200, headers: ["content-type": "text/plain; version=0.0.4"], body: body))
         }
         self.router.add(.GET, Self.streamPath) { (_: RouteContext) throws(APIError) -> RouteReply in

@@ -16,6 +16,7 @@ final class ServerMetrics {
     private let connectionsAccepted: CoreMetrics.Counter
     private let openWebSockets: CoreMetrics.Gauge
     private let openHTTPConnections: CoreMetrics.Gauge
+    private let simulations: CoreMetrics.Gauge
     private var copied = TransportStatistics()
     private let patchFrames: CoreMetrics.Counter
     private let snapshots: CoreMetrics.Counter
@@ -34,6 +35,7 @@ final class ServerMetrics {
         self.connectionsAccepted = CoreMetrics.Counter(label: "islet_connections_accepted_total", factory: self.factory)
         self.openWebSockets = CoreMetrics.Gauge(label: "islet_websocket_connections", factory: self.factory)
         self.openHTTPConnections = CoreMetrics.Gauge(label: "islet_http_connections", factory: self.factory)
+        self.simulations = CoreMetrics.Gauge(label: "islet_simulations", factory: self.factory)
         self.patchFrames = CoreMetrics.Counter(label: "islet_stream_patch_frames_total", factory: self.factory)
         self.snapshots = CoreMetrics.Counter(label: "islet_stream_snapshots_total", factory: self.factory)
         self.resyncs = CoreMetrics.Counter(label: "islet_stream_resyncs_total", factory: self.factory)
@@ -63,7 +65,8 @@ final class ServerMetrics {
     }
 
     /// The Prometheus text exposition, after copying the transport's counters.
-    func render(transport statistics: TransportStatistics, stream: StreamHub.Counters) -> [UInt8] {
+    func render(transport statistics: TransportStatistics, stream: StreamHub.Counters, simulations: Int) -> [UInt8] {
+        self.simulations.record(simulations)
         self.patchFrames.increment(by: Int64(stream.patchFrames - self.copiedStream.patchFrames))
         self.snapshots.increment(by: Int64(stream.snapshots - self.copiedStream.snapshots))
         self.resyncs.increment(by: Int64(stream.resyncs - self.copiedStream.resyncs))

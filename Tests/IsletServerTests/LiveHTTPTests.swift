@@ -211,6 +211,9 @@ struct LiveHTTPTests {
             #expect(text.contains("islet_bytes_sent_total"))
             #expect(text.contains("islet_bytes_received_total"))
             #expect(text.contains("islet_connections_accepted_total"))
+            #expect(text.contains("islet_simulations 1"))
+            _ = try TestHTTP.createSimulation(port: server.port, ["id": "two"])
+            #expect(try TestHTTP.request(port: server.port, "/metrics").text.contains("islet_simulations 2"))
         }
     }
 
