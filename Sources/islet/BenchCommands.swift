@@ -75,7 +75,7 @@ struct BenchCommands: AsyncParsableCommand {
             "--rate-limit", "0", "--demo", "off", "--virtual-clock", "2026-11-22T08:00:00Z",
         ])
         defer { server.stop() }
-        try self.createWorld(port: server.port)
+        try await self.createWorld(port: server.port)
         var logger = Logger(label: "islet.bench")
         logger.logLevel = .error
         let generator = try await CommandLoadGenerator.start(logger: logger)
@@ -112,7 +112,7 @@ struct BenchCommands: AsyncParsableCommand {
         return "| " + cells.joined(separator: " | ") + " |"
     }
 
-    private func createWorld(port: Int) throws {
+    private func createWorld(port: Int) async throws {
         var commands = [
             #"{"type":"device.upsert","id":"d1","model":"iphone-15-pro"}"#,
             #"{"type":"config.set","values":{"maxActivitiesPerApp":100}}"#,
@@ -124,7 +124,7 @@ struct BenchCommands: AsyncParsableCommand {
             )
         }
         let body = "{\"commands\":[" + commands.joined(separator: ",") + "]}"
-        let reply = try SimpleHTTPClient.request(
+        let reply = try await HTTPClient.request(
             host: "127.0.0.1", port: port, method: "POST", path: "/v1/commands",
             headers: [("Content-Type", "application/json")], body: Array(body.utf8))
         guard reply.status == 200 else {

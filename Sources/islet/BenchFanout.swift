@@ -61,7 +61,7 @@ struct BenchFanout: AsyncParsableCommand {
             {"type":"activity.request","id":"a1","app":"coffee","attributesType":"CoffeeDeliveryAttributes",
              "attributes":{"orderNumber":"A-1"},"content":{"state":{"status":"received","eta":5}}}]}
             """#
-        _ = try SimpleHTTPClient.request(
+        _ = try await HTTPClient.request(
             host: "127.0.0.1", port: server.port, method: "POST", path: "/v1/commands",
             headers: [("Content-Type", "application/json")], body: Array(world.utf8))
         let generator = try await FanoutLoadGenerator.start(logger: logger)

@@ -40,7 +40,7 @@ struct BenchSimulations: AsyncParsableCommand {
         let clock = ContinuousClock()
         for index in 0..<self.count {
             let started = clock.now
-            let reply = try SimpleHTTPClient.request(
+            let reply = try await HTTPClient.request(
                 host: "127.0.0.1", port: server.port, method: "POST", path: "/v1/simulations",
                 headers: [("Content-Type", "application/json")], body: Array(#"{"id":"bench-\#(index)"}"#.utf8))
             latencies.append(seconds(started.duration(to: clock.now)))

@@ -63,7 +63,7 @@ struct Push: AsyncParsableCommand {
         if let auth = self.authToken ?? environment["ISLET_ADMIN_TOKEN"] {
             headers.append(("Authorization", "bearer \(auth)"))
         }
-        let reply = try SimpleHTTPClient.request(
+        let reply = try await HTTPClient.request(
             host: target.host, port: target.port, method: "POST", path: "/3/device/\(self.token)", headers: headers,
             body: body)
         print("\(reply.status) apns-id: \(reply.headers["apns-id"] ?? "-")")

@@ -21,14 +21,14 @@ struct Sim: AsyncParsableCommand {
         var token: String?
 
         /// Sends one request and returns the body of a 2xx reply; anything else exits 1.
-        func send(_ method: String, _ path: String, body: [UInt8] = []) throws -> [UInt8] {
+        func send(_ method: String, _ path: String, body: [UInt8] = []) async throws -> [UInt8] {
             let environment = Environment.current
             let target = try StreamURL(self.url ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080")
             var headers = [("Content-Type", "application/json")]
             if let token = self.token ?? environment["ISLET_ADMIN_TOKEN"] {
                 headers.append(("Authorization", "bearer \(token)"))
             }
-            let reply = try SimpleHTTPClient.request(
+            let reply = try await HTTPClient.request(
                 host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
             guard (200..<300).contains(reply.status) else {
                 printError("islet sim: \(reply.status) \(SimulationRequests.errorMessage(reply.body))")
@@ -81,7 +81,7 @@ struct Sim: AsyncParsableCommand {
             let body = SimulationRequests.createBody(
                 id: self.id, virtualClock: self.clock.virtualClock, rate: self.clock.rate,
                 wallClock: self.clock.wallClock, demo: self.demo, from: nil, rev: nil)
-            print(String(decoding: try self.connection.send("POST", "/v1/simulations", body: body), as: UTF8.self))
+            print(String(decoding: try await self.connection.send("POST", "/v1/simulations", body: body), as: UTF8.self))
         }
     }
 
@@ -108,7 +108,7 @@ struct Sim: AsyncParsableCommand {
             let body = SimulationRequests.createBody(
                 id: self.id, virtualClock: self.clock.virtualClock, rate: self.clock.rate,
                 wallClock: self.clock.wallClock, demo: false, from: self.source, rev: self.rev)
-            print(String(decoding: try self.connection.send("POST", "/v1/simulations", body: body), as: UTF8.self))
+            print(String(decoding: try await self.connection.send("POST", "/v1/simulations", body: body), as: UTF8.self))
         }
     }
 
@@ -121,7 +121,7 @@ struct Sim: AsyncParsableCommand {
         @OptionGroup var connection: Connection
 
         func run() async throws {
-            let reply = try self.connection.send("GET", "/v1/simulations")
+            let reply = try await self.connection.send("GET", "/v1/simulations")
             print(self.json ? String(decoding: reply, as: UTF8.self) : try SimulationRequests.table(reply))
         }
     }
@@ -138,7 +138,7 @@ struct Sim: AsyncParsableCommand {
         func validate() throws { try Sim.check(self.id) }
 
         func run() async throws {
-            _ = try self.connection.send("DELETE", "/v1/simulations/\(self.id)")
+            _ = try await self.connection.send("DELETE", "/v1/simulations/\(self.id)")
             print("deleted \(self.id)")
         }
     }

@@ -51,7 +51,7 @@ struct Tail: AsyncParsableCommand {
         logger.logLevel = .critical
         var epoch = self.epoch
         if let simulation = self.simulation, self.since != nil, epoch == nil {
-            epoch = try Self.epoch(of: simulation, host: target.host, port: target.port)
+            epoch = try await Self.epoch(of: simulation, host: target.host, port: target.port)
         }
         let options = StreamTail.Options(
             host: target.host, port: target.port, path: path, paths: self.paths.isEmpty ? [""] : self.paths,
@@ -72,8 +72,8 @@ struct Tail: AsyncParsableCommand {
     }
 
     /// The epoch of `simulation`, from `GET /v1/simulations/{id}`.
-    private static func epoch(of simulation: String, host: String, port: Int) throws -> String {
-        let reply = try SimpleHTTPClient.request(
+    private static func epoch(of simulation: String, host: String, port: Int) async throws -> String {
+        let reply = try await HTTPClient.request(
             host: host, port: port, method: "GET", path: "/v1/simulations/\(queryEncoded(simulation))", headers: [],
             body: [])
         guard reply.status == 200, let epoch = SimulationRequests.epoch(reply.body) else {
