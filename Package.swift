@@ -54,10 +54,19 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: settings),
+        .target(name: "IsletClient", swiftSettings: settings),
+        .target(
+            name: "IsletBench",
+            dependencies: [
+                "IsletCore", "IsletRender", "IsletStore", "IsletTransport", "IsletServer", "IsletClient", log,
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: settings),
         .executableTarget(
             name: "islet",
             dependencies: [
-                "IsletServer", log, .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "IsletServer", "IsletClient", "IsletBench", log,
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
         .target(
@@ -74,6 +83,9 @@ let package = Package(
         .testTarget(
             name: "IsletTransportTests", dependencies: ["IsletTransport", "IsletTestSupport"], swiftSettings: settings),
         .testTarget(name: "IsletServerTests", dependencies: ["IsletServer", "IsletTestSupport"], swiftSettings: settings),
+        .testTarget(
+            name: "IsletBenchTests", dependencies: ["IsletBench", "IsletServer", "IsletTransport", "IsletTestSupport"],
+            swiftSettings: settings),
         .testTarget(
             name: "IsletCLITests", dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore"],
             swiftSettings: settings),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IsletBench
 
 /// The `islet` command: serves the simulator and offers the tools around it.
 @main

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import IsletClient
+import IsletServer
 
 /// `islet push`: sends an APNs-style payload file to a device token.
 struct Push: AsyncParsableCommand {

@@ -263,11 +263,6 @@ func printListening(host: String, port: Int, securePort: Int? = nil) {
     fflush(nil)
 }
 
-func printError(_ text: String) {
-    let line = Array((text + "\n").utf8)
-    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
-
 private func describe(_ configuration: IsletConfiguration) -> String {
     """
     host: \(configuration.host)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IsletClient
 import IsletServer
 
 /// `islet sim`: creates, forks, lists and deletes simulations on a running server.

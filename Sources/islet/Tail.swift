@@ -1,4 +1,5 @@
 import ArgumentParser
+import IsletClient
 import IsletServer
 import Logging
 

@@ -8,7 +8,7 @@ import IsletCore
 /// length (8 bytes) and its canonical JSON (`Engine.snapshotBytes`); the number of history
 /// revisions (4 bytes), then for each its `rev` (8 bytes), the length of its encoded operations
 /// (8 bytes) and those bytes, exactly as they were published.
-struct SnapshotPayload {
+package struct SnapshotPayload {
     static let magic = Array("islet.snapshot.v1\n".utf8)
 
     var engine: [UInt8]
@@ -16,7 +16,7 @@ struct SnapshotPayload {
 
     /// The bytes to store.
     /// - Complexity: O(size of the engine snapshot + history).
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes = Self.magic
         bytes.reserveCapacity(
             bytes.count + 12 + self.engine.count + self.history.reduce(0) { $0 + 16 + $1.encodedOps.count })
@@ -50,7 +50,7 @@ struct SnapshotPayload {
         self.history = history
     }
 
-    init(engine: [UInt8], history: [RevisionHistory.Entry]) {
+    package init(engine: [UInt8], history: [RevisionHistory.Entry]) {
         self.engine = engine
         self.history = history
     }

@@ -44,7 +44,7 @@ final class Simulation {
 
 /// A simulation's own tokens: they reach that simulation only (its routes, its streams and the
 /// APNs ingress into it), and only when the server requires tokens at all.
-struct SimulationTokens: Equatable {
+package struct SimulationTokens: Equatable {
     var admin: String
     var viewer: String
 

@@ -1,9 +1,8 @@
 import Dispatch
-import Foundation
-import IsletCore
+package import IsletCore
 import IsletStore
 public import IsletTransport
-import Logging
+package import Logging
 
 /// Where the simulations other than `default` keep their command logs: all in one world store
 /// (`WorldStore`), a SQLite file beside the default log (`islet.simulations.sqlite` next to
@@ -70,7 +69,7 @@ public struct SimulationStorage: Sendable {
 
         /// Whether a store file exists (or is open) to restore worlds from.
         var exists: Bool {
-            self.queue.sync { self.opened != nil } || (self.path != ":memory:" && FileManager.default.fileExists(atPath: self.path))
+            self.queue.sync { self.opened != nil } || (self.path != ":memory:" && FileSystem.info(self.path) != nil)
         }
 
         /// The commit stage of a world's log: appends on the store's queue (or the loop's thread).
@@ -92,10 +91,10 @@ public struct SimulationStorage: Sendable {
 
 /// A simulation's log as the server gets it: the state to start from, the stage that continues
 /// it, when it was created, and its own tokens.
-struct StoredSimulation {
+package struct StoredSimulation {
     let id: String
     let state: RecoveredState
-    let stage: any CommitStage
+    package let stage: any CommitStage
     let created: Instant
     let tokens: SimulationTokens?
     /// A fork's revision 0 whose genesis snapshot is still to be written, and its source.
@@ -106,14 +105,14 @@ struct StoredSimulation {
 /// Where a fork's revision 0 comes from until its genesis snapshot is written: the source and its
 /// revision, and what the fork changed (clock, token salt), kept beside the fork's log so that a
 /// restart in that window rebuilds the same revision 0.
-struct ForkReference: Equatable {
+package struct ForkReference: Equatable {
     var source: String
     var rev: UInt64
     /// `wall`, or `virtual` with `now` and `rate`; nil: the source's clock.
     var clock: (mode: SimulationClock.Mode, now: Instant, rate: Double)?
     var salt: UInt64
 
-    static func == (lhs: ForkReference, rhs: ForkReference) -> Bool {
+    package static func == (lhs: ForkReference, rhs: ForkReference) -> Bool {
         lhs.source == rhs.source && lhs.rev == rhs.rev && lhs.salt == rhs.salt
             && lhs.clock?.mode == rhs.clock?.mode && lhs.clock?.now == rhs.clock?.now && lhs.clock?.rate == rhs.clock?.rate
     }
@@ -132,7 +131,7 @@ struct ForkReference: Equatable {
         return values
     }
 
-    init(source: String, rev: UInt64, clock: SimulationClock?, created: Instant, salt: UInt64) {
+    package init(source: String, rev: UInt64, clock: SimulationClock?, created: Instant, salt: UInt64) {
         self.source = source
         self.rev = rev
         self.salt = salt
@@ -210,7 +209,7 @@ extension SimulationStorage {
     /// transaction: when it fails, nothing is left behind. A fork (`fork`) stores only the
     /// reference to its source; its genesis snapshot is for the caller to write
     /// (`StoredSimulation.pendingGenesis`, through its stage's `writeGenesis`).
-    func create(
+    package func create(
         _ id: String, engine: Engine, wall: Instant, tokens: SimulationTokens?, fork: ForkReference? = nil,
         configuration: IsletConfiguration, logger: Logger
     ) throws -> StoredSimulation {
@@ -263,8 +262,7 @@ extension SimulationStorage {
             let path = worlds.settings.path
             return path == ":memory:"
                 ? nil
-                : [path, path + "-wal"].compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int64 }
-                    .reduce(0, +)
+                : [path, path + "-wal"].compactMap { FileSystem.info($0).map { Int64($0.size) } }.reduce(0, +)
         }
         return try? worlds.withStore(logger: logger) { try $0.bytes(of: id) }
     }

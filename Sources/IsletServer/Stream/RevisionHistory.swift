@@ -4,8 +4,8 @@ import IsletCore
 /// The recent revisions' patches, for resuming subscriptions (`subscribe` with `since`):
 /// a ring bounded by a number of revisions and a number of bytes. Stores each revision's
 /// encoded operations only (they are parsed again on the rare resume). Loop-confined.
-struct RevisionHistory: Sendable {
-    struct Entry: Sendable {
+package struct RevisionHistory: Sendable {
+    package struct Entry: Sendable {
         let rev: UInt64
         let encodedOps: [UInt8]
         var cost: Int { self.encodedOps.count + 64 }
@@ -16,7 +16,7 @@ struct RevisionHistory: Sendable {
     private var entries: Deque<Entry> = []
     private(set) var bytes = 0
 
-    init(maxRevisions: Int, maxBytes: Int) {
+    package init(maxRevisions: Int, maxBytes: Int) {
         self.maxRevisions = maxRevisions
         self.maxBytes = maxBytes
     }
@@ -26,7 +26,7 @@ struct RevisionHistory: Sendable {
     var oldest: UInt64? { self.entries.first?.rev }
 
     /// Adds the latest revision, then trims the oldest ones past either bound.
-    mutating func append(rev: UInt64, encodedOps: [UInt8]) {
+    package mutating func append(rev: UInt64, encodedOps: [UInt8]) {
         let entry = Entry(rev: rev, encodedOps: encodedOps)
         self.entries.append(entry)
         self.bytes += entry.cost
@@ -39,7 +39,7 @@ struct RevisionHistory: Sendable {
     }
 
     /// Every revision held, oldest first (what a snapshot of the server stores).
-    var allEntries: [Entry] { Array(self.entries) }
+    package var allEntries: [Entry] { Array(self.entries) }
 
     /// Every revision after `rev` up to `latest`, in order; nil unless all of them are held.
     func entries(after rev: UInt64, latest: UInt64) -> [Entry]? {

@@ -1,4 +1,5 @@
 import IsletCore
+import IsletServer
 
 /// The widget scale world of `islet bench engine --widgets N`: N widgets of the seven demo
 /// kinds, ten to a Home Screen Smart Stack, 24 hourly timeline entries each (realistic content,

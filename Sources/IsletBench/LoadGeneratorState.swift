@@ -1,3 +1,4 @@
+import IsletServer
 import IsletTransport
 import Logging
 

@@ -1,20 +1,21 @@
+import IsletServer
 import IsletTransport
-public import Logging
+import Logging
 
 /// Opens many `/v1/stream` connections from this process (libwebsockets client mode on its own
 /// event loop) and counts what they receive: the load generator of `islet bench`. It lives in
 /// IsletServer because it speaks Islet's stream protocol, and `islet` may import only this
 /// module.
-public final class StreamLoadGenerator: Sendable {
+final class StreamLoadGenerator: Sendable {
     /// What `openStreams` achieved.
-    public struct Report: Sendable {
-        public var opened = 0
-        public var failed = 0
+    struct Report: Sendable {
+        var opened = 0
+        var failed = 0
         /// Connections whose first message (the `hello`) arrived.
-        public var greeted = 0
-        public var messagesReceived = 0
-        public var bytesReceived = 0
-        public var firstFailure: String?
+        var greeted = 0
+        var messagesReceived = 0
+        var bytesReceived = 0
+        var firstFailure: String?
     }
 
     private let loop: EventLoop
@@ -26,7 +27,7 @@ public final class StreamLoadGenerator: Sendable {
     }
 
     /// Starts the generator's loop and client context.
-    public static func start(logger: Logger) async throws -> StreamLoadGenerator {
+    static func start(logger: Logger) async throws -> StreamLoadGenerator {
         let state = State()
         let loop = try await state.startLoop(name: "islet-loadgen", logger: logger)
         return StreamLoadGenerator(loop: loop, state: state)
@@ -34,7 +35,7 @@ public final class StreamLoadGenerator: Sendable {
 
     /// Opens `count` streams to `host:port`, at most `maxInFlight` handshakes at a time, and
     /// returns once each has received its hello or failed (or `timeout` passed).
-    public func openStreams(
+    func openStreams(
         count: Int, host: String, port: Int, maxInFlight: Int = 200, timeout: Duration = .seconds(120)
     )
         async throws -> Report
@@ -55,14 +56,14 @@ public final class StreamLoadGenerator: Sendable {
     }
 
     /// Counters so far.
-    public func report() async throws -> Report {
+    func report() async throws -> Report {
         let state = self.state
         return try await self.loop.submit { state.report }
     }
 
     /// Closes every stream, destroys the client context and stops the loop. Returns whether
     /// the loop closed cleanly.
-    public func stop() async -> Bool {
+    func stop() async -> Bool {
         await self.state.stop(self.loop)
     }
 

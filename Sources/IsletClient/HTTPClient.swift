@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -7,12 +6,12 @@ import FoundationNetworking
 
 /// The CLI's HTTP requests (`islet push`, `islet sim`, `islet tail`'s epoch look-up and the
 /// benchmarks' setup), through the toolchain's `URLSession` (libcurl on Linux).
-enum HTTPClient {
-    struct Reply {
-        var status: Int
+public enum HTTPClient {
+    public struct Reply: Sendable {
+        public var status: Int
         /// Header names in lower case.
-        var headers: [String: String]
-        var body: [UInt8]
+        public var headers: [String: String]
+        public var body: [UInt8]
     }
 
     /// One session for the process, so consecutive requests reuse their connection.
@@ -24,11 +23,11 @@ enum HTTPClient {
     }()
 
     /// Sends one request to `http://host:port` + `path` (which includes any query).
-    static func request(
+    public static func request(
         host: String, port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) async throws -> Reply {
         guard let url = URL(string: "http://\(host):\(port)\(path)") else {
-            throw ValidationError("http://\(host):\(port)\(path) is not a URL")
+            throw HTTPClientError("http://\(host):\(port)\(path) is not a URL")
         }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -39,13 +38,20 @@ enum HTTPClient {
         do {
             (data, response) = try await Self.session.data(for: request)
         } catch {
-            throw ValidationError("cannot reach \(host):\(port): \(error.localizedDescription)")
+            throw HTTPClientError("cannot reach \(host):\(port): \(error.localizedDescription)")
         }
-        guard let http = response as? HTTPURLResponse else { throw ValidationError("no HTTP response") }
+        guard let http = response as? HTTPURLResponse else { throw HTTPClientError("no HTTP response") }
         var replyHeaders: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { replyHeaders[name.lowercased()] = value }
         }
         return Reply(status: http.statusCode, headers: replyHeaders, body: [UInt8](data))
     }
+}
+
+/// Why a CLI request got no HTTP reply.
+public struct HTTPClientError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IsletClient
 import IsletServer
 import Logging
 

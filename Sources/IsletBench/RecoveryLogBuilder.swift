@@ -1,18 +1,19 @@
 import IsletCore
 import IsletRender
+import IsletServer
 import IsletStore
 import Logging
 
 /// Builds the command log of `islet bench recovery`: every revision produced by the engine
 /// from a realistic stream of single-command batches, written as a server writes it (records in
 /// groups, a snapshot of the engine and stream history every `snapshotEvery` revisions).
-public enum RecoveryLogBuilder {
+enum RecoveryLogBuilder {
     /// What was written.
-    public struct Report: Sendable {
-        public var revisions: UInt64
-        public var snapshots: Int
-        public var lastSnapshot: UInt64
-        public var snapshotBytes: Int
+    struct Report: Sendable {
+        var revisions: UInt64
+        var snapshots: Int
+        var lastSnapshot: UInt64
+        var snapshotBytes: Int
     }
 
     /// The first revision creates the world (3 devices, 3 apps in the foreground, `activities`
@@ -23,7 +24,7 @@ public enum RecoveryLogBuilder {
     /// very end, so startup replays a whole interval: the worst case, a server killed just before
     /// its next snapshot.
     /// - Parameter progress: called every 100,000 revisions with the revision reached.
-    public static func build(
+    static func build(
         path: String, revisions: Int, snapshotEvery: Int, activities: Int = 8,
         configuration: IsletConfiguration = IsletConfiguration(), progress: (UInt64) -> Void = { _ in }
     ) throws -> Report {

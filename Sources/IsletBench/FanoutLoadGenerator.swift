@@ -1,6 +1,7 @@
 import IsletCore
+import IsletServer
 import IsletTransport
-public import Logging
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -11,25 +12,25 @@ import Glibc
 /// records, for every patch received, its revision and the instant it arrived, and for every
 /// command, when it was sent and which revision its `ack` named, so change→receive latency is
 /// measured on one clock in one process.
-public final class FanoutLoadGenerator: Sendable {
+final class FanoutLoadGenerator: Sendable {
     /// What a run measured.
-    public struct Measurement: Sendable {
-        public var subscribers = 0
-        public var subscribed = 0
-        public var failed = 0
-        public var firstFailure: String?
+    struct Measurement: Sendable {
+        var subscribers = 0
+        var subscribed = 0
+        var failed = 0
+        var firstFailure: String?
         /// Commands sent and acknowledged during the window.
-        public var commandsSent = 0
-        public var commandsAcked = 0
+        var commandsSent = 0
+        var commandsAcked = 0
         /// Patches received for the window's revisions, and the latency of each (nanoseconds).
-        public var framesReceived = 0
-        public var latenciesNanoseconds: [UInt64] = []
+        var framesReceived = 0
+        var latenciesNanoseconds: [UInt64] = []
         /// Patches that should have arrived (acked revisions × subscribers) and did not.
-        public var lost = 0
-        public var resyncs = 0
-        public var errors = 0
-        public var bytesReceived = 0
-        public var patchBytes = 0
+        var lost = 0
+        var resyncs = 0
+        var errors = 0
+        var bytesReceived = 0
+        var patchBytes = 0
     }
 
     private let loop: EventLoop
@@ -40,7 +41,7 @@ public final class FanoutLoadGenerator: Sendable {
         self.state = state
     }
 
-    public static func start(logger: Logger) async throws -> FanoutLoadGenerator {
+    static func start(logger: Logger) async throws -> FanoutLoadGenerator {
         let state = State()
         let loop = try await state.startLoop(name: "islet-fanout", logger: logger)
         return FanoutLoadGenerator(loop: loop, state: state)
@@ -48,7 +49,7 @@ public final class FanoutLoadGenerator: Sendable {
 
     /// Opens `count` subscribers (each subscribes to `path` after its hello) and the driver,
     /// and returns once every subscriber has its snapshot or failed.
-    public func connect(
+    func connect(
         count: Int, host: String, port: Int, path: String, maxInFlight: Int = 200, timeout: Duration = .seconds(180)
     ) async throws -> Measurement {
         let state = self.state
@@ -71,7 +72,7 @@ public final class FanoutLoadGenerator: Sendable {
 
     /// Sends `command` (a JSON command object; `{n}` in its text is replaced by the sequence
     /// number) `rate` times per second for `duration`, then waits `drain` for the last patches.
-    public func drive(command: String, rate: Double, duration: Duration, drain: Duration) async throws -> Measurement {
+    func drive(command: String, rate: Double, duration: Duration, drain: Duration) async throws -> Measurement {
         let state = self.state
         let loop = self.loop
         return try await withCheckedThrowingContinuation { continuation in
@@ -93,7 +94,7 @@ public final class FanoutLoadGenerator: Sendable {
     }
 
     /// Closes every connection and stops the loop.
-    public func stop() async -> Bool {
+    func stop() async -> Bool {
         await self.state.stop(self.loop)
     }
 

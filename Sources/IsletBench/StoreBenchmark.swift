@@ -1,3 +1,5 @@
+import Foundation
+import IsletServer
 import IsletStore
 import Logging
 
@@ -11,21 +13,21 @@ import Glibc
 ///
 /// This measures the store alone, on the calling thread; acknowledgement latency through the
 /// server is measured with the server integration. Results are reported as Markdown tables.
-public struct StoreBenchmark: Sendable {
+struct StoreBenchmark: Sendable {
     /// Transactions measured for each group size and durability.
-    public var commits: Int
+    var commits: Int
     /// Payload bytes per record.
-    public var payloadBytes: Int
+    var payloadBytes: Int
     /// Records in the recovery log.
-    public var records: Int
+    var records: Int
     /// Records between two snapshots of the recovery log.
-    public var snapshotEvery: Int
+    var snapshotEvery: Int
     /// Bytes in each snapshot of the recovery log.
-    public var snapshotBytes: Int
+    var snapshotBytes: Int
     /// Measure appends only.
-    public var skipRecovery: Bool
+    var skipRecovery: Bool
 
-    public init(
+    init(
         commits: Int, payloadBytes: Int, records: Int, snapshotEvery: Int, snapshotBytes: Int, skipRecovery: Bool
     ) {
         self.commits = commits
@@ -38,7 +40,7 @@ public struct StoreBenchmark: Sendable {
 
     /// Measures with database files in `directory` (which the caller creates and removes), handing
     /// each line of the report to `report` as it is measured.
-    public func run(in directory: String, report: (String) -> Void) throws {
+    func run(in directory: String, report: (String) -> Void) throws {
         let path = "\(directory)/append.sqlite"
         report("## Append, back to back (\(self.commits) transactions each, \(self.payloadBytes)-byte payloads)\n")
         report(AppendResult.header)

@@ -1,6 +1,7 @@
 import DequeModule
+import IsletServer
 import IsletTransport
-public import Logging
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -10,22 +11,22 @@ import Glibc
 /// keeping `window` single-command batches in flight (`command` messages, the next sent as each
 /// `ack` or `error` arrives), timing every one from its send to its ack on one monotonic clock.
 /// libwebsockets client mode on a loop thread of its own.
-public final class CommandLoadGenerator: Sendable {
+final class CommandLoadGenerator: Sendable {
     /// What one run measured.
-    public struct Measurement: Sendable {
-        public var connections = 0
-        public var failed = 0
-        public var firstFailure: String?
+    struct Measurement: Sendable {
+        var connections = 0
+        var failed = 0
+        var firstFailure: String?
         /// Batches sent and answered within the measured window.
-        public var acked = 0
-        public var errors = 0
+        var acked = 0
+        var errors = 0
         /// Send → ack latency of each batch sent in the window, in nanoseconds.
-        public var latenciesNanoseconds: [UInt64] = []
-        public var windowSeconds = 0.0
+        var latenciesNanoseconds: [UInt64] = []
+        var windowSeconds = 0.0
         /// The first error message received, if any (a sign the command template is wrong).
-        public var firstError: String?
+        var firstError: String?
         /// Open loop: batches not sent because every connection was at its cap (the server fell behind).
-        public var heldBack = 0
+        var heldBack = 0
     }
 
     private let loop: EventLoop
@@ -37,14 +38,14 @@ public final class CommandLoadGenerator: Sendable {
     }
 
     /// Starts the generator's loop and client context.
-    public static func start(logger: Logger) async throws -> CommandLoadGenerator {
+    static func start(logger: Logger) async throws -> CommandLoadGenerator {
         let state = State()
         let loop = try await state.startLoop(name: "islet-commands", logger: logger)
         return CommandLoadGenerator(loop: loop, state: state)
     }
 
     /// Opens `count` streams and returns once each has its hello (or failed).
-    public func connect(count: Int, host: String, port: Int, timeout: Duration = .seconds(60)) async throws
+    func connect(count: Int, host: String, port: Int, timeout: Duration = .seconds(60)) async throws
         -> Measurement
     {
         let state = self.state
@@ -73,7 +74,7 @@ public final class CommandLoadGenerator: Sendable {
     ///     next. With a `rate`, the cap on a connection's batches in flight.
     ///   - rate: open loop: batches per second in all, sent every millisecond round-robin over the
     ///     connections, whether answers came or not.
-    public func run(
+    func run(
         command: String, keys: Int, window: Int, rate: Double? = nil, warmup: Duration, duration: Duration,
         drain: Duration = .seconds(5)
     ) async throws -> Measurement {
@@ -114,7 +115,7 @@ public final class CommandLoadGenerator: Sendable {
     }
 
     /// Closes every connection and stops the loop.
-    public func stop() async -> Bool {
+    func stop() async -> Bool {
         await self.state.stop(self.loop)
     }
 

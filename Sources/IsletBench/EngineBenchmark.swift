@@ -1,5 +1,7 @@
+import Foundation
 import IsletCore
 import IsletRender
+import IsletServer
 
 #if canImport(Glibc)
     import Glibc
@@ -13,37 +15,37 @@ import IsletRender
 ///    one-minute steps, and the process's peak memory.
 /// 2. Diff: the cost of one `activity.update` through the engine to encoded patch bytes
 ///    (decode, rules, render, diff, encode), in a small world and in the N-activity world.
-public struct EngineBenchmark: Sendable {
+struct EngineBenchmark: Sendable {
     /// Activities in the scale world.
-    public var activities: Int
+    var activities: Int
     /// Apps the activities belong to.
-    public var apps: Int
+    var apps: Int
     /// Measured activity.update calls per diff row.
-    public var updates: Int
+    var updates: Int
     /// Skip the one-minute-steps run of the scale benchmark.
-    public var skipStepped: Bool
+    var skipStepped: Bool
     /// Only the small-world update → patch rows.
-    public var diffOnly: Bool
+    var diffOnly: Bool
     /// Only the update → patch rows in the scale world (for profiling them).
-    public var scaleDiffOnly: Bool
+    var scaleDiffOnly: Bool
     /// Print the last patch of each update → patch row.
-    public var showPatch: Bool
+    var showPatch: Bool
     /// Renderers for the small-world rows: mustache, plain or both.
-    public var renderer: String
+    var renderer: String
     /// Widgets in the widget scale world (0 skips it); ten to a stack.
-    public var widgets: Int
+    var widgets: Int
     /// Timeline entries per widget.
-    public var entries: Int
+    var entries: Int
     /// Start each widget's hourly entries at its own minute instead of on the hour.
-    public var stagger: Bool
+    var stagger: Bool
     /// Only the widget scale rows.
-    public var widgetsOnly: Bool
+    var widgetsOnly: Bool
     /// Build the widget world into the activity scale world (the whole DESIGN.md budget).
-    public var withActivities: Bool
+    var withActivities: Bool
     /// Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.
-    public var widgetRuns: String
+    var widgetRuns: String
 
-    public init(
+    init(
         activities: Int, apps: Int, updates: Int, skipStepped: Bool, diffOnly: Bool, scaleDiffOnly: Bool,
         showPatch: Bool, renderer: String, widgets: Int, entries: Int, stagger: Bool, widgetsOnly: Bool,
         withActivities: Bool, widgetRuns: String
@@ -65,7 +67,7 @@ public struct EngineBenchmark: Sendable {
     }
 
     /// Runs the rows the options ask for, handing each line of the report to `report` as it is measured.
-    public func run(report: (String) -> Void) throws {
+    func run(report: (String) -> Void) throws {
         if self.widgets > 0 {
             try self.widgetScale(report)
             if self.widgetsOnly { return }
@@ -323,7 +325,7 @@ private func residentMiB() -> Int {
 
 /// A line of /proc/self/status (Linux), e.g. "VmHWM" → "812 MiB".
 private func memory(_ key: String) -> String {
-    let status = String(decoding: FileSystem.read("/proc/self/status", maxBytes: 1 << 20) ?? [], as: UTF8.self)
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
         let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
     else { return "unknown" }

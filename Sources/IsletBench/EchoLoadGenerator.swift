@@ -1,21 +1,22 @@
+import IsletServer
 import IsletTransport
-public import Logging
+import Logging
 
 /// Sends messages to a server's `/v1/echo` (`islet serve --conformance-echo`) over
 /// libwebsockets client connections on their own event loop, optionally offering
 /// permessage-deflate, and waits for every echo: the load generator of
 /// `islet bench compression`. It lives in IsletServer because `islet` may import only this
 /// module.
-public final class EchoLoadGenerator: Sendable {
+final class EchoLoadGenerator: Sendable {
     /// What `run` achieved.
-    public struct Report: Sendable {
-        public var opened = 0
-        public var failed = 0
-        public var sent = 0
-        public var echoed = 0
+    struct Report: Sendable {
+        var opened = 0
+        var failed = 0
+        var sent = 0
+        var echoed = 0
         /// Echoes whose bytes differ from what was sent.
-        public var mismatched = 0
-        public var firstFailure: String?
+        var mismatched = 0
+        var firstFailure: String?
     }
 
     private let loop: EventLoop
@@ -27,7 +28,7 @@ public final class EchoLoadGenerator: Sendable {
     }
 
     /// Starts the generator's loop and client context.
-    public static func start(compression: Bool, logger: Logger) async throws -> EchoLoadGenerator {
+    static func start(compression: Bool, logger: Logger) async throws -> EchoLoadGenerator {
         let state = State()
         let loop = try await state.startLoop(name: "islet-echo-load", compression: compression, logger: logger)
         return EchoLoadGenerator(loop: loop, state: state)
@@ -37,7 +38,7 @@ public final class EchoLoadGenerator: Sendable {
     /// `messages` text messages, cycling through `payloads`, spread over the connections, each
     /// connection keeping at most `window` unanswered, and returns once all are echoed (or
     /// `timeout` passed). Every echo is compared with what was sent.
-    public func run(
+    func run(
         host: String, port: Int, connections: Int, messages: Int, payloads: [[UInt8]], window: Int = 8,
         timeout: Duration = .seconds(120)
     ) async throws -> Report {
@@ -77,7 +78,7 @@ public final class EchoLoadGenerator: Sendable {
 
     /// Closes every connection, destroys the client context and stops the loop. Returns whether
     /// the loop closed cleanly.
-    public func stop() async -> Bool {
+    func stop() async -> Bool {
         await self.state.stop(self.loop)
     }
 

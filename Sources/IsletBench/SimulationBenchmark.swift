@@ -1,26 +1,27 @@
 import Foundation
 import IsletCore
 import IsletRender
+import IsletServer
 import Logging
 
 /// `islet bench simulations`, the in-process half: what forking a large world costs the loop
 /// (copying the engine, then storing its genesis snapshot in a new SQLite log).
-public enum SimulationBenchmark {
+enum SimulationBenchmark {
     /// The fork timings, in seconds.
-    public struct ForkReport: Sendable {
-        public var build: Double
-        public var snapshotBytes: Int
-        public var copies: [Double]
+    struct ForkReport: Sendable {
+        var build: Double
+        var snapshotBytes: Int
+        var copies: [Double]
         /// Until the fork is acknowledged: its row and reference in the world store.
-        public var stores: [Double]
+        var stores: [Double]
         /// After it, off the loop: its genesis snapshot encoded and written.
-        public var genesisWrites: [Double] = []
+        var genesisWrites: [Double] = []
     }
 
     /// Builds a world of `activities` activities and `widgets` widgets (24 entries each), then
     /// forks it `runs` times into a world store under `directory`, as `POST /v1/simulations`
     /// with `from` does.
-    public static func fork(activities: Int, widgets: Int, runs: Int, directory: String) throws -> ForkReport {
+    static func fork(activities: Int, widgets: Int, runs: Int, directory: String) throws -> ForkReport {
         let clock = ContinuousClock()
         let started = clock.now
         var engine = try BenchWorld.build(activities: activities, apps: max(1, activities / 200))

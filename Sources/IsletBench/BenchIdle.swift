@@ -117,11 +117,3 @@ func residentKiB(of pid: Int32) throws -> Int {
     return kib
 }
 
-/// Raises the open-file soft limit to the hard limit; returns the new soft limit.
-func raiseOpenFileLimit() -> Int {
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    return Int(limit.rlim_cur)
-}

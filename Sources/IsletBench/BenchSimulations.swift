@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IsletClient
 import IsletServer
 
 /// `islet bench simulations`: what a simulation costs. Creates empty simulations over HTTP on

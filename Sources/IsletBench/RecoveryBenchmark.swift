@@ -1,22 +1,24 @@
+import Foundation
 import IsletCore
 import IsletRender
-public import Logging
+import IsletServer
+import Logging
 
 /// The in-process measurements of `islet bench recovery`: startup on a long log, and what
 /// snapshots of the scale worlds cost. They live in IsletServer because `islet` may import only
 /// this module; `islet` builds the log, spawns the server processes and prints the tables.
-public enum RecoveryBenchmark {
+enum RecoveryBenchmark {
     /// Opens `configuration.store.path` as a server starts (restore the latest snapshot, replay
     /// the records after it), then closes it.
     /// - Returns: how many records were replayed.
-    public static func startUp(_ configuration: IsletConfiguration, logger: Logger) throws -> Int {
+    static func startUp(_ configuration: IsletConfiguration, logger: Logger) throws -> Int {
         let opened = try StorePersistence.open(configuration, loop: nil, wall: BenchWorld.start, logger: logger)
         return opened.state.replayedRecords
     }
 
     /// Snapshots and restores the engine scale world with `activities` activities (0 skips it) and
     /// the widget scale world with `widgets` widgets (0 skips it), one report line each.
-    public static func snapshotCosts(activities: Int, widgets: Int, report: (String) -> Void) throws {
+    static func snapshotCosts(activities: Int, widgets: Int, report: (String) -> Void) throws {
         if activities > 0 {
             var engine = try BenchWorld.build(activities: activities, apps: 1000)
             report(try self.snapshotCosts("\(activities) activities, 1,000 apps, 3 devices", &engine))
