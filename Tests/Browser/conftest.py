@@ -14,6 +14,10 @@ import pytest
 from support import IsletServer, make_driver
 
 
+# The browser's console as it was when the test's servers were about to stop.
+CONSOLE_BEFORE_STOP = pytest.StashKey[list]()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_console(pattern): console errors matching the regex are expected")
 
@@ -28,6 +32,11 @@ def start_server(request):
         return server
 
     yield start
+    # The page's console up to here belongs to the test; what it logs once its server is gone
+    # (the stream client's reconnect attempts) does not. Tests list `browser` before `server`,
+    # so the servers stop first: take the test's console now.
+    if "browser" in request.fixturenames and servers:
+        request.node.stash[CONSOLE_BEFORE_STOP] = request.getfixturevalue("browser").get_log("browser")
     for server in servers:
         server.cleanup()
 
@@ -44,7 +53,9 @@ def browser(request):
     allowed = [re.compile(m.args[0]) for m in request.node.iter_markers("allow_console")]
     yield driver
     try:
-        logs = driver.get_log("browser")
+        logs = request.node.stash.get(CONSOLE_BEFORE_STOP, None)
+        if logs is None:
+            logs = driver.get_log("browser")
     finally:
         driver.quit()
     errors = [e["message"] for e in logs if e["level"] == "SEVERE" and not any(p.search(e["message"]) for p in allowed)]
