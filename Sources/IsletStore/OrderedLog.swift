@@ -25,6 +25,11 @@ public protocol OrderedLog: AnyObject {
     func snapshot(at sequence: UInt64) throws -> LogSnapshot?
     /// The sequences of the snapshots kept, in increasing order.
     func snapshotSequences() throws -> [UInt64]
+    /// Deletes the records the latest snapshot makes unnecessary for recovery, but the newest
+    /// `keepingRecords` of them, and the snapshots before what is left.
+    /// - Returns: how many records were deleted.
+    @discardableResult
+    func trim(keepingRecords: Int) throws -> Int
 }
 
 extension OrderedLog {
@@ -34,4 +39,10 @@ extension OrderedLog {
     }
 }
 
-extension CommandLog: OrderedLog {}
+extension CommandLog: OrderedLog {
+    /// `compact` without reclaiming space: safe while serving.
+    @discardableResult
+    public func trim(keepingRecords: Int) throws -> Int {
+        try self.compact(keepingRecords: keepingRecords, reclaimingSpace: false).removedRecords
+    }
+}

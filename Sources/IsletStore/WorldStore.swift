@@ -282,6 +282,35 @@ public final class WorldLog: OrderedLog {
         }
     }
 
+    @discardableResult
+    public func trim(keepingRecords: Int) throws -> Int {
+        precondition(keepingRecords >= 0, "keepingRecords must not be negative")
+        return try self.store.inTransaction {
+            guard let latest = try self.store.int64("SELECT max(sequence) FROM snapshot WHERE world = ?1", self.name)
+            else { return 0 }
+            let boundary = try self.store.connection.prepare(
+                "SELECT sequence FROM record WHERE world = ?1 AND sequence <= ?2 ORDER BY sequence DESC LIMIT 1 OFFSET ?3")
+            try boundary.bind(self.name, at: 1)
+            try boundary.bind(latest, at: 2)
+            try boundary.bind(Int64(keepingRecords), at: 3)
+            guard try boundary.step() else { return 0 }
+            let through = boundary.int64(at: 0)
+            boundary.reset()
+            let delete = try self.store.connection.prepare("DELETE FROM record WHERE world = ?1 AND sequence <= ?2")
+            try delete.bind(self.name, at: 1)
+            try delete.bind(through, at: 2)
+            try delete.run()
+            let removed = self.store.connection.changes
+            let stale = try self.store.connection.prepare(
+                "DELETE FROM snapshot WHERE world = ?1 AND sequence < ?2 AND sequence < ?3")
+            try stale.bind(self.name, at: 1)
+            try stale.bind(through, at: 2)
+            try stale.bind(latest, at: 3)
+            try stale.run()
+            return removed
+        }
+    }
+
     public func latestSnapshot() throws -> LogSnapshot? {
         try self.snapshot(
             "SELECT sequence, instant, payload FROM snapshot WHERE world = ?1 ORDER BY sequence DESC LIMIT 1", nil)

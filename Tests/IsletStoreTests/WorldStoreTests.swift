@@ -53,6 +53,21 @@ struct WorldStoreTests {
         }
     }
 
+    @Test("trim deletes what the latest snapshot makes unnecessary, in its own world only")
+    func trim() throws {
+        let store = try WorldStore(path: ":memory:", logger: quietLogger)
+        let a = try store.create("a", instant: 0, genesis: [0])
+        let b = try store.create("b", instant: 0, genesis: [0])
+        try a.append((1...10).map { Self.record($0, "a\($0)") })
+        try b.append((1...10).map { Self.record($0, "b\($0)") })
+        try a.writeSnapshot(sequence: 8, instant: 0, payload: [8])
+        #expect(try a.trim(keepingRecords: 2) == 6, "records 1 to 6 go; 7 and 8 stay before the snapshot")
+        #expect(try a.records(after: 0, limit: 20).map(\.sequence) == [7, 8, 9, 10])
+        #expect(try a.snapshotSequences() == [8], "the genesis no longer starts a replay")
+        #expect(try b.records(after: 0, limit: 20).count == 10, "the other world is untouched")
+        #expect(try b.trim(keepingRecords: 0) == 0, "without a snapshot past genesis nothing is needed less")
+    }
+
     @Test("a command log is refused as a world store, and a world store as a command log")
     func refusesTheOtherKind() throws {
         try withTemporaryDirectory { dir in
