@@ -1,5 +1,8 @@
 // REST helpers for the dashboard's operator panels. Errors arrive as
-// {"error": {"code", "message", "field"}} and are thrown as ApiError.
+// {"error": {"code", "message", "field"}} and are thrown as ApiError. Every path is the page's
+// simulation's (see simulation.js).
+
+import { route } from "./simulation.js";
 
 const token = new URLSearchParams(globalThis.location?.search ?? "").get("token");
 
@@ -26,7 +29,7 @@ export async function request(method, path, body, headers = {}) {
     init.headers["content-type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  const response = await fetch(route(path), init);
   const text = await response.text();
   let parsed = null;
   try { parsed = text ? JSON.parse(text) : null; } catch { parsed = { text }; }
@@ -52,7 +55,7 @@ export const seg = (id) => encodeURIComponent(id);
 export async function apnsPush(deviceToken, headers, payload) {
   const init = { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload };
   if (token) init.headers.authorization = `bearer ${token}`;
-  const response = await fetch(`/3/device/${encodeURIComponent(deviceToken)}`, init);
+  const response = await fetch(route(`/3/device/${encodeURIComponent(deviceToken)}`), init);
   const text = await response.text();
   let reason = null;
   try { reason = text ? JSON.parse(text).reason ?? null : null; } catch { reason = text; }

@@ -9,6 +9,8 @@ import { put, post, seg, apiToken } from "./api.js";
 import { clockText, durationText } from "./clock.js";
 import { segmented } from "./controls.js";
 import { reportError } from "./panels/status.js";
+import { simulation } from "./simulation.js";
+import { SimulationPicker } from "./simulation-picker.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -20,7 +22,8 @@ const MODEL_NAMES = {
 };
 export const modelName = (model) => MODEL_NAMES[model] ?? model;
 
-const store = new Store({ token: apiToken });
+const store = new Store({ token: apiToken, simulation });
+new SimulationPicker($("simulation-picker"), $("simulation-notice"), store.stream).start();
 let firstIsland = false;
 
 // Connection badge: live / resyncing / offline, with the revision.

@@ -20,12 +20,19 @@ class StreamEvent extends Event {
 
 const isWithin = (path, base) => path === base || (path.startsWith(base) && path[base.length] === "/") || base === "";
 
-/** One subscription: its path, current value (`null` when absent) and the revision it reflects. */
+/** The simulation a client or subscription names when it names none. */
+export const DEFAULT_SIMULATION = "default";
+
+/**
+ * One subscription: its simulation and path, current value (`null` when absent) and the
+ * revision it reflects.
+ */
 export class Subscription {
-  constructor(stream, id, path) {
+  constructor(stream, id, path, simulation) {
     this.stream = stream;
     this.id = id;
     this.path = path;
+    this.simulation = simulation;
     this.value = null;
     this.rev = null;
     this.epoch = null;
@@ -40,7 +47,9 @@ export class Subscription {
  *
  * Events (each an `Event` with a `detail`): `connection` {state, previous, retryIn?},
  * `hello` {epoch, rev, server, limits}, `snapshot` {sub, rev, reason?}, `patch` {rev, ops, sub?},
- * `resync` {reason}, `change` {rev, subs: [Subscription]}, `error` {error}.
+ * `resync` {reason, simulation?}, `change` {rev, subs: [Subscription]}, `error` {error}.
+ * `options.simulation` names the simulation subscriptions and commands address when they name
+ * none (default: `default`); a subscription deleted with its simulation is dropped.
  * States: `connecting`, `resyncing` (open, some subscriptions waiting for a snapshot), `live`,
  * `offline` (waiting to reconnect), `closed` (after {@link IsletStream#close}).
  */
@@ -56,6 +65,7 @@ export class IsletStream extends EventTarget {
     this.pingInterval = options.pingInterval ?? 15000;
     this.random = options.random ?? Math.random;
     this.state = "closed";
+    this.simulation = options.simulation ?? DEFAULT_SIMULATION;
     this.epoch = null;
     this.rev = null;
     this.server = null;
@@ -87,10 +97,10 @@ export class IsletStream extends EventTarget {
     this.setState("closed");
   }
 
-  /** Subscribes to `path` (a JSON Pointer); returns the {@link Subscription}. */
-  subscribe(path, { id } = {}) {
+  /** Subscribes to `path` (a JSON Pointer) in `simulation`; returns the {@link Subscription}. */
+  subscribe(path, { id, simulation } = {}) {
     parsePointer(path);
-    const sub = new Subscription(this, id ?? `s${this.nextId++}`, path);
+    const sub = new Subscription(this, id ?? `s${this.nextId++}`, path, simulation ?? this.simulation);
     if (this.subscriptions.has(sub.id)) throw new Error(`subscription ${sub.id} exists`);
     this.subscriptions.set(sub.id, sub);
     if (this.isOpen) this.sendSubscribe(sub);
@@ -110,15 +120,18 @@ export class IsletStream extends EventTarget {
    * Sends commands over the stream (once connected); resolves with the ack `{rev, results}`,
    * rejects with the error, or when the connection closes before the ack.
    */
-  command(commands) {
+  command(commands, { simulation } = {}) {
     if (this.state === "closed") return Promise.reject(new Error("stream closed"));
     if (!this.isOpen) {
       return new Promise((resolve, reject) => {
-        this.addEventListener("hello", () => this.command(commands).then(resolve, reject), { once: true });
+        this.addEventListener("hello", () => this.command(commands, { simulation }).then(resolve, reject), { once: true });
       });
     }
     const id = `c${this.nextId++}`;
-    this.send({ op: "command", id, commands });
+    const message = { op: "command", id, commands };
+    const target = simulation ?? this.simulation;
+    if (target !== DEFAULT_SIMULATION) message.simulation = target;
+    this.send(message);
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
@@ -190,6 +203,7 @@ export class IsletStream extends EventTarget {
 
   sendSubscribe(sub) {
     const message = { op: "subscribe", id: sub.id, path: sub.path };
+    if (sub.simulation !== DEFAULT_SIMULATION) message.simulation = sub.simulation;
     // Resume only from a value we hold exactly: every revision up to sub.rev applied, none after.
     if (sub.synced && sub.epoch !== null && sub.rev !== null) message.since = { epoch: sub.epoch, rev: sub.rev };
     sub.synced = false;
@@ -227,8 +241,11 @@ export class IsletStream extends EventTarget {
   handlers = {
     hello(message) {
       this.server = message.server;
-      this.epoch = message.epoch;
-      this.rev = message.rev;
+      // The hello names the default simulation's position; another one's comes with its snapshots.
+      if (this.simulation === DEFAULT_SIMULATION) {
+        this.epoch = message.epoch;
+        this.rev = message.rev;
+      }
       this.attempt = 0;
       this.stats.connects += 1;
       this.emit("hello", message);
@@ -262,7 +279,10 @@ export class IsletStream extends EventTarget {
     },
     patch(message) {
       this.stats.patches += 1;
-      const targets = message.sub ? [this.subscriptions.get(message.sub)].filter(Boolean) : [...this.subscriptions.values()];
+      const simulation = message.simulation ?? DEFAULT_SIMULATION;
+      const targets = message.sub
+        ? [this.subscriptions.get(message.sub)].filter(Boolean)
+        : [...this.subscriptions.values()].filter((sub) => sub.simulation === simulation);
       const changed = [];
       for (const sub of targets) {
         if (!sub.synced || (sub.rev !== null && message.rev <= sub.rev)) continue;
@@ -285,11 +305,17 @@ export class IsletStream extends EventTarget {
     },
     resync(message) {
       this.stats.resyncs += 1;
-      for (const sub of this.subscriptions.values()) {
+      for (const sub of [...this.subscriptions.values()]) {
+        if (message.simulation !== undefined && sub.simulation !== message.simulation) continue;
+        // The server dropped the subscriptions of a deleted simulation: so does the client.
+        if (message.reason === "deleted") {
+          this.subscriptions.delete(sub.id);
+          continue;
+        }
         sub.synced = false;
         sub.rev = null;
       }
-      this.emit("resync", { reason: message.reason });
+      this.emit("resync", { reason: message.reason, simulation: message.simulation });
       this.updateState();
     },
     ack(message) {

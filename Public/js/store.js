@@ -9,9 +9,9 @@ import { SimClock } from "./clock.js";
 const BASE = ["clock", "devices", "activities", "apps", "stacks", "relevance", "config"];
 
 export class Store extends EventTarget {
-  constructor({ token } = {}) {
+  constructor({ token, simulation } = {}) {
     super();
-    this.stream = new IsletStream({ token });
+    this.stream = new IsletStream({ token, simulation });
     this.subs = {};
     for (const name of BASE) this.subs[name] = this.stream.subscribe(`/${name}`, { id: name });
     this.widgetSubs = new Map();

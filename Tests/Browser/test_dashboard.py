@@ -6,7 +6,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from support import open_dashboard, wait_for
+from support import make_driver, open_dashboard, wait_for
 
 VIEWS = ("island", "lock", "standby", "home")
 
@@ -128,3 +128,15 @@ def test_reduced_motion_turns_the_morph_off(browser, demo):
     durations = browser.execute_script(
         "return getComputedStyle(document.querySelector('[data-view=\"island\"] .island-pill')).transitionDuration")
     assert all(float(part.strip().rstrip("s")) < 0.01 for part in durations.split(","))
+
+
+@pytest.mark.parametrize("width", [1280, 1600, 1920])
+def test_panel_tabs_fit_without_a_scroll_bar(demo, width):
+    driver = make_driver(width=width, height=900)
+    try:
+        open_dashboard(driver, demo)
+        scroll, client = driver.execute_script(
+            "const t = document.querySelector('.panel-tabs'); return [t.scrollWidth, t.clientWidth]")
+        assert scroll <= client, f"the panel tabs need {scroll} px in {client} px at {width} px"
+    finally:
+        driver.quit()

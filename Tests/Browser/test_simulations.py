@@ -1,0 +1,84 @@
+"""Simulations in the dashboard: `?simulation=id` shows that world (REST calls and stream
+subscriptions go to it), the picker lists the server's simulations as they come and go, and a
+missing or deleted simulation is said so on the page."""
+
+from selenium.webdriver.common.by import By
+
+from support import COFFEE, coffee_world, island_rect, open_dashboard, wait_for
+
+OTHER_CLOCK = "2031-06-01T12:00:00Z"
+
+
+def other_world(server, simulation: str, status: str = "brewing") -> None:
+    status_code, reply = server.request("POST", "/v1/simulations", {
+        "id": simulation, "clock": {"mode": "virtual", "now": OTHER_CLOCK}})
+    assert status_code == 201, reply
+    status_code, reply = server.request("POST", f"/v1/simulations/{simulation}/commands", {"commands": [
+        {"type": "device.upsert", "id": "phone-b", "model": "iphone-16-pro-max"},
+        {"type": "app.upsert", **COFFEE},
+        {"type": "activity.request", "id": "order-b", "app": COFFEE["id"], "attributesType": "CoffeeDeliveryAttributes",
+         "attributes": {"coffeeName": "Mocha"}, "content": {"state": {"currentStatus": status}}},
+    ]})
+    assert status_code == 200, reply
+
+
+def picker_options(driver) -> list:
+    return driver.execute_script(
+        "return [...document.getElementById('simulation-picker').options].map((o) => o.value)")
+
+
+def test_the_page_shows_the_simulation_in_its_url(browser, server):
+    coffee_world(server, status="received")
+    other_world(server, "team-b")
+    open_dashboard(browser, server, simulation="team-b")
+    wait_for(browser, lambda d: "Brewing" in island_rect(d)["text"], message="team-b's activity on the island")
+    tabs = browser.execute_script("return [...document.querySelectorAll('#device-tabs [data-id]')].map((t) => t.dataset.id)")
+    assert tabs == ["phone-b"], tabs
+    assert browser.find_element(By.ID, "simulation-picker").get_attribute("value") == "team-b"
+    assert "12:00" in browser.find_element(By.ID, "sim-time").text, "team-b's clock, not default's 08:00"
+    # A change in team-b reaches the page; one in default does not.
+    server.request("PATCH", "/v1/activities/order-1", {"content": {"state": {"currentStatus": "brewing"}}})
+    status, reply = server.request("PATCH", "/v1/simulations/team-b/activities/order-b",
+                                   {"content": {"state": {"currentStatus": "onItsWay"}}})
+    assert status == 200, reply
+    wait_for(browser, lambda d: "On its way" in island_rect(d)["text"], message="team-b's update on the island")
+    # The page's own commands go to team-b too (the clock panel's REST calls).
+    browser.execute_script("return import('/js/api.js').then((api) => api.post('/v1/clock/advance', {seconds: 60}))")
+    wait_for(browser, lambda d: server.request("GET", "/v1/simulations/team-b/clock")[1]["result"]["now"] == "2031-06-01T12:01:00Z",
+             message="the page's command reached team-b")
+    assert server.state("/clock/now") != "2031-06-01T12:01:00Z"
+
+
+def test_the_picker_lists_simulations_as_they_are_created_and_opens_them(browser, server):
+    coffee_world(server)
+    open_dashboard(browser, server)
+    assert picker_options(browser) == ["default"]
+    other_world(server, "late-arrival")
+    wait_for(browser, lambda d: "late-arrival" in picker_options(d), message="the new simulation in the picker")
+    browser.execute_script("""
+        const select = document.getElementById('simulation-picker');
+        select.value = 'late-arrival';
+        select.dispatchEvent(new Event('change'));
+    """)
+    wait_for(browser, lambda d: "simulation=late-arrival" in d.current_url)
+    wait_for(browser, lambda d: "Brewing" in island_rect(d)["text"])
+
+
+def test_a_deleted_simulation_is_said_so_with_a_way_back(browser, server):
+    other_world(server, "short-lived")
+    open_dashboard(browser, server, simulation="short-lived")
+    status, reply = server.request("DELETE", "/v1/simulations/short-lived")
+    assert status == 200, reply
+    notice = browser.find_element(By.ID, "simulation-notice")
+    wait_for(browser, lambda d: notice.is_displayed(), message="the deleted notice")
+    assert "short-lived" in notice.text and "was deleted" in notice.text
+    link = notice.find_element(By.TAG_NAME, "a")
+    assert link.get_attribute("href").endswith("/")
+
+
+def test_an_unknown_simulation_is_said_so(browser, server):
+    coffee_world(server)
+    browser.get(f"{server.url}/?simulation=ghost")
+    notice = browser.find_element(By.ID, "simulation-notice")
+    wait_for(browser, lambda d: notice.is_displayed(), message="the unknown-simulation notice")
+    assert "ghost" in notice.text and "does not exist" in notice.text
