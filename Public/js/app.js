@@ -4,7 +4,7 @@
 import { Store, deviceWidgetIds } from "./store.js";
 import { Stage } from "./views/stage.js";
 import { tabs } from "./tabs.js";
-import { h, setText, setAttr, reconcile, reducedMotion } from "./dom.js";
+import { h, setText, setAttr, reconcile, reducedMotion, afterFrames } from "./dom.js";
 import { put, post, seg, apiToken } from "./api.js";
 import { clockText, durationText } from "./clock.js";
 import { segmented } from "./controls.js";
@@ -147,7 +147,8 @@ function render() {
   if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
   const device = doc.devices[ui.device];
   renderDeviceBar(devices, device);
-  const animate = device.scene?.animations?.enabled !== false && !reducedMotion();
+  // The first island is drawn as it is, not morphed into from nothing (nor from the fitted zoom).
+  const animate = firstIsland && device.scene?.animations?.enabled !== false && !reducedMotion();
   document.body.classList.toggle("always-on", device.scene?.animations?.enabled === false);
   stage.update({ device, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks, animate, now: store.clock.now() });
   store.wantWidgets(deviceWidgetIds(device, doc.stacks).slice(0, 56));
@@ -188,8 +189,9 @@ function firstIslandDrawn() {
   performance.mark("islet:first-island");
   document.documentElement.dataset.firstIslandWsBytes = String(store.stream.stats.bytesReceived);
   document.documentElement.dataset.firstIsland = String(Math.round(performance.now()));
-  // Two frames later the island has been painted; only then does the rest start loading.
-  requestAnimationFrame(() => requestAnimationFrame(() => {
+  // Two frames later the island has been painted; only then does the rest start loading (or
+  // after 100 ms where no frames come: a headless one-shot screenshot produces none).
+  afterFrames(() => {
     performance.mark("islet:first-island-painted");
     store.enableWidgets();
     loadPanels().catch((error) => {
@@ -197,7 +199,7 @@ function firstIslandDrawn() {
       document.documentElement.dataset.panels = "failed";
       console.error("islet: the operator panels could not load", error);
     });
-  }));
+  });
 }
 
 // Every second: clocks, status bars and countdowns extrapolate the simulated time.

@@ -88,3 +88,19 @@ export function debounce(fn, ms) {
 
 /** Whether the person asked for less motion. */
 export const reducedMotion = () => matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+/**
+ * Runs `fn` once, `frames` animation frames from now (two: after the next paint), or after
+ * `fallbackMs` where no frames come (a hidden tab, a headless one-shot screenshot).
+ */
+export function afterFrames(fn, { frames = 2, fallbackMs = 100 } = {}) {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  const frame = (left) => (left === 0 ? run() : requestAnimationFrame(() => frame(left - 1)));
+  frame(frames);
+  setTimeout(run, fallbackMs);
+}

@@ -97,15 +97,33 @@ export class IsletStream extends EventTarget {
     this.setState("closed");
   }
 
-  /** Subscribes to `path` (a JSON Pointer) in `simulation`; returns the {@link Subscription}. */
-  subscribe(path, { id, simulation } = {}) {
+  /**
+   * Subscribes to `path` (a JSON Pointer) in `simulation`; returns the {@link Subscription}.
+   * With `seed` ({value, epoch, rev}, e.g. from `GET /v1/state?path=…`) the subscription starts
+   * with that value and resumes from that revision instead of waiting for a snapshot.
+   */
+  subscribe(path, { id, simulation, seed } = {}) {
     parsePointer(path);
     const sub = new Subscription(this, id ?? `s${this.nextId++}`, path, simulation ?? this.simulation);
     if (this.subscriptions.has(sub.id)) throw new Error(`subscription ${sub.id} exists`);
+    if (seed) this.seed(sub, seed);
     this.subscriptions.set(sub.id, sub);
     if (this.isOpen) this.sendSubscribe(sub);
     this.updateState();
     return sub;
+  }
+
+  /**
+   * Gives a subscription that has not been sent yet a value read over REST at (`epoch`, `rev`):
+   * it shows at once, and the subscription resumes from there once the stream is open.
+   */
+  seed(sub, { value, epoch, rev }) {
+    if (this.isOpen || sub.synced) return;
+    sub.value = value ?? null;
+    sub.epoch = epoch;
+    sub.rev = rev;
+    sub.synced = true;
+    this.emit("change", { rev, subs: [sub] });
   }
 
   /** Stops a subscription (by object or id). */

@@ -5,6 +5,8 @@
 
 import { IsletStream } from "./islet-stream.js";
 import { SimClock } from "./clock.js";
+import { get } from "./api.js";
+import { afterFrames } from "./dom.js";
 
 const BASE = ["clock", "devices", "activities", "apps", "stacks", "relevance", "config"];
 
@@ -15,6 +17,7 @@ export class Store extends EventTarget {
     this.subs = {};
     for (const name of BASE) this.subs[name] = this.stream.subscribe(`/${name}`, { id: name });
     this.widgetSubs = new Map();
+    this.reading = new Set();
     this.widgetsEnabled = false;
     this.clock = new SimClock();
     this.frame = null;
@@ -22,7 +25,15 @@ export class Store extends EventTarget {
     this.stream.addEventListener("connection", () => this.invalidate());
   }
 
-  connect() { this.stream.connect(); }
+  /**
+   * Reads the collections over REST first, so the page draws from them at once (a one-shot
+   * screenshot, or a slow WebSocket, sees a settled page), then opens the stream, which resumes
+   * each collection from the revision it was read at.
+   */
+  connect() {
+    const reads = BASE.map((name) => read(`/${name}`).then((seed) => seed && this.stream.seed(this.subs[name], seed)));
+    Promise.all(reads).finally(() => this.stream.connect());
+  }
 
   /** The collections as plain objects (never null). */
   get doc() {
@@ -57,7 +68,15 @@ export class Store extends EventTarget {
       }
     }
     for (const id of want) {
-      if (!this.widgetSubs.has(id)) this.widgetSubs.set(id, this.stream.subscribe(`/widgets/${escapeToken(id)}`, { id: `widget:${id}` }));
+      if (this.widgetSubs.has(id) || this.reading.has(id)) continue;
+      // Read first, then subscribe from there: the widget shows as soon as the read returns.
+      const path = `/widgets/${escapeToken(id)}`;
+      this.reading.add(id);
+      read(path).then((seed) => {
+        this.reading.delete(id);
+        if (!this.wanted.includes(id) || this.widgetSubs.has(id)) return;
+        this.widgetSubs.set(id, this.stream.subscribe(path, { id: `widget:${id}`, seed: seed ?? undefined }));
+      });
     }
   }
 
@@ -70,10 +89,11 @@ export class Store extends EventTarget {
 
   invalidate() {
     if (this.frame !== null) return;
-    this.frame = requestAnimationFrame(() => {
+    this.frame = true;
+    afterFrames(() => {
       this.frame = null;
       this.dispatchEvent(new Event("render"));
-    });
+    }, { frames: 1, fallbackMs: 50 });
   }
 }
 
@@ -86,3 +106,10 @@ export function deviceWidgetIds(device, stacks) {
 }
 
 const escapeToken = (token) => token.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** `GET /v1/state?path=…` as a subscription seed {value, epoch, rev}; null when it fails. */
+const read = (path) =>
+  get(`/v1/state?path=${encodeURIComponent(path)}`).then(
+    (reply) => ({ value: reply.value, epoch: reply.epoch, rev: reply.rev }),
+    () => null,
+  );

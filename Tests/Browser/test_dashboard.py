@@ -2,11 +2,13 @@
 presentation of every demo iPhone, and is operable by keyboard with labelled controls,
 sufficient contrast and reduced motion honoured."""
 
+import subprocess
+
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from support import make_driver, open_dashboard, wait_for
+from support import CHROMIUM, make_driver, open_dashboard, wait_for
 
 VIEWS = ("island", "lock", "standby", "home")
 
@@ -140,3 +142,16 @@ def test_panel_tabs_fit_without_a_scroll_bar(demo, width):
         assert scroll <= client, f"the panel tabs need {scroll} px in {client} px at {width} px"
     finally:
         driver.quit()
+
+
+def test_a_one_shot_headless_screenshot_two_seconds_in_shows_a_settled_page(demo):
+    # What `chromium --headless --screenshot --virtual-time-budget=2000 URL` sees (no frames are
+    # produced until the screenshot): the DOM after the same two seconds.
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1600,900",
+         "--virtual-time-budget=2000", "--dump-dom", demo.url + "/"],
+        capture_output=True, text=True, timeout=60).stdout
+    assert 'data-panels="ready"' in dom, "the operator panels are filled"
+    assert "data-first-island=" in dom, "the first island is drawn"
+    assert 'data-state="live"' in dom, "the connection badge says Live"
+    assert "is-loading" not in dom, "no widget is still loading"

@@ -2,6 +2,7 @@
 subscriptions go to it), the picker lists the server's simulations as they come and go, and a
 missing or deleted simulation is said so on the page."""
 
+import pytest
 from selenium.webdriver.common.by import By
 
 from support import COFFEE, coffee_world, island_rect, open_dashboard, wait_for
@@ -76,6 +77,7 @@ def test_a_deleted_simulation_is_said_so_with_a_way_back(browser, server):
     assert link.get_attribute("href").endswith("/")
 
 
+@pytest.mark.allow_console(r"/v1/simulations/ghost/.*status of 404")
 def test_an_unknown_simulation_is_said_so(browser, server):
     coffee_world(server)
     browser.get(f"{server.url}/?simulation=ghost")
