@@ -124,12 +124,3 @@ public final class TestSocket {
         }
     }
 }
-
-/// Raises this process's open-file soft limit to its hard limit; returns the new soft limit.
-public func raiseOpenFileLimit() -> Int {
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    return Int(limit.rlim_cur)
-}
