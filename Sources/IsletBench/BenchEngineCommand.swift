@@ -1,7 +1,7 @@
 import ArgumentParser
 import IsletServer
 
-/// `islet bench engine`: the options of `EngineBenchmark`, which measures in IsletServer.
+/// `islet bench engine`: the options of `EngineBenchmark`, which measures in process.
 struct BenchEngine: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine", abstract: "Times 24 h of transitions over many activities, and update → patch.")

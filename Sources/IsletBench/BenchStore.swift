@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import IsletServer
 
-/// `islet bench store`: the options of `StoreBenchmark`, which measures in IsletServer, and the
+/// `islet bench store`: the options of `StoreBenchmark`, which measures in process, and the
 /// directory its database files live in.
 struct BenchStore: ParsableCommand {
     static let configuration = CommandConfiguration(

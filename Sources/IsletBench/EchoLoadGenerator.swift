@@ -5,8 +5,7 @@ import Logging
 /// Sends messages to a server's `/v1/echo` (`islet serve --conformance-echo`) over
 /// libwebsockets client connections on their own event loop, optionally offering
 /// permessage-deflate, and waits for every echo: the load generator of
-/// `islet bench compression`. It lives in IsletServer because `islet` may import only this
-/// module.
+/// `islet bench compression`.
 final class EchoLoadGenerator: Sendable {
     /// What `run` achieved.
     struct Report: Sendable {

@@ -8,7 +8,7 @@ import IsletServer
 #endif
 
 /// `islet bench engine`: the engine's budgets of DESIGN.md, measured in-process on one thread.
-/// It lives in IsletServer because `islet` may import only this module; `islet` parses the options.
+/// `islet bench engine` parses the options.
 ///
 /// 1. Scale: N activities (with stale dates, alerts on every start and some alerting updates)
 ///    on three devices; the time to advance the virtual clock 24 h in one step, and in

@@ -5,8 +5,8 @@ import IsletServer
 import Logging
 
 /// The in-process measurements of `islet bench recovery`: startup on a long log, and what
-/// snapshots of the scale worlds cost. They live in IsletServer because `islet` may import only
-/// this module; `islet` builds the log, spawns the server processes and prints the tables.
+/// snapshots of the scale worlds cost. `islet bench
+/// recovery` builds the log, spawns the server processes and prints the tables.
 enum RecoveryBenchmark {
     /// Opens `configuration.store.path` as a server starts (restore the latest snapshot, replay
     /// the records after it), then closes it.

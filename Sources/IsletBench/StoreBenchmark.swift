@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// `islet bench store`: group-commit latency and throughput of `CommandLog.append` at each
-/// durability, and the time to recover a long log from its latest snapshot. It lives in
-/// IsletServer because `islet` may import only this module; `islet` parses the options.
+/// durability, and the time to recover a long log from its latest snapshot. `islet bench
+/// store` parses the options.
 ///
 /// This measures the store alone, on the calling thread; acknowledgement latency through the
 /// server is measured with the server integration. Results are reported as Markdown tables.

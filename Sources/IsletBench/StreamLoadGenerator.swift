@@ -3,9 +3,7 @@ import IsletTransport
 import Logging
 
 /// Opens many `/v1/stream` connections from this process (libwebsockets client mode on its own
-/// event loop) and counts what they receive: the load generator of `islet bench`. It lives in
-/// IsletServer because it speaks Islet's stream protocol, and `islet` may import only this
-/// module.
+/// event loop) and counts what they receive: the load generator of `islet bench`.
 final class StreamLoadGenerator: Sendable {
     /// What `openStreams` achieved.
     struct Report: Sendable {
