@@ -1,0 +1,82 @@
+import IsletCore
+import IsletTransport
+
+/// The set of live subscription paths of a connection: connections with equal keys receive
+/// the same patches, encoded once.
+struct SubscriptionKey: Hashable {
+    /// Sorted, without duplicates.
+    let paths: [JSONPointer]
+
+    init(_ paths: some Sequence<JSONPointer>) { self.paths = Array(Set(paths)).sorted() }
+
+    static let empty = SubscriptionKey([])
+}
+
+/// One `/v1/stream` connection's subscriptions and delivery state. Loop-confined.
+final class StreamConnection {
+    struct Subscription {
+        let id: String
+        /// The simulation whose document the path points into.
+        let simulation: String
+        let path: JSONPointer
+        /// Receiving patches (its snapshot, or its resume, went out).
+        var isLive = false
+    }
+
+    /// What a subscription waits to be sent before it goes live.
+    enum Pending: Equatable {
+        case snapshot(sub: String, reason: String?)
+        case resume(sub: String, since: ClientMessage.Since)
+    }
+
+    let id: ConnectionID
+    let principal: Principal
+    /// The rate-limit bucket of this connection's commands (its token).
+    let rateKey: String
+    var subscriptions: [String: Subscription] = [:]
+    /// Subscription ids in the order they were made.
+    var order: [String] = []
+    var pending: [Pending] = []
+    /// A `resync` to send (once drained) before the pending snapshots.
+    var resyncReason: String?
+    /// Over its cap: patches are dropped until the queue drains.
+    var dropping = false
+    /// The live subscription paths in each simulation: its group there.
+    var keys: [String: SubscriptionKey] = [:]
+
+    init(id: ConnectionID, principal: Principal, rateKey: String) {
+        self.id = id
+        self.principal = principal
+        self.rateKey = rateKey
+    }
+
+    /// The simulations this connection has subscriptions in, sorted.
+    var simulations: [String] { Array(Set(self.subscriptions.values.map(\.simulation))).sorted() }
+}
+
+/// One simulation's side of the stream: its revision history, whether subscribed paths exist,
+/// and its groups of connections with equal subscription paths. Loop-confined.
+final class SimulationStream {
+    let id: String
+    let simulation: LiveSimulation
+    var groups: [SubscriptionKey: Set<ConnectionID>] = [:]
+    var presence = PathPresence()
+    var history: RevisionHistory
+
+    init(id: String, simulation: LiveSimulation, history: RevisionHistory) {
+        self.id = id
+        self.simulation = simulation
+        self.history = history
+    }
+
+    /// Open streams with a live subscription here.
+    var subscribers: Int { self.groups.values.reduce(0) { $0 + $1.count } }
+}
+
+extension StreamConnection.Pending {
+    var sub: String {
+        switch self {
+        case .snapshot(let sub, _), .resume(let sub, _): return sub
+        }
+    }
+}
