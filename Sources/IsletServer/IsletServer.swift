@@ -154,7 +154,16 @@ public final class IsletServer {
 
     private func addBuiltInRoutes() {
         let this = LoopConfined(self)
-        self.router.add(.GET, "/healthz", access: .open) { _ in .now(.json(["status": "ok"])) }
+        // 503 once a simulation's store failed: it accepts no more commands until a restart.
+        self.router.add(.GET, "/healthz", access: .open) { (_: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            let failed = server.order.filter { server.simulations[$0]?.live.failure != nil }
+            guard failed.isEmpty else {
+                let body: JSONValue = ["status": "store_failed", "simulations": .array(failed.map(JSONValue.string))]
+                return .now(HTTPResponse(status: 503, headers: ["content-type": "application/json"], body: body.encoded))
+            }
+            return .now(.json(["status": "ok"]))
+        }
         self.router.add(.GET, "/metrics") { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
             let body = server.metrics.render(

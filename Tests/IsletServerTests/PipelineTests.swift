@@ -71,6 +71,9 @@ struct PipelineTests {
         #expect(transport.closes[stream]?.code == .internalError)
         let later = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body([Fixture.device]))
         #expect(later?.status == 500)
+        let health = try #require(transport.request(.GET, "/healthz"))
+        #expect(health.status == 503, "a balancer or supervisor sees the failed store")
+        #expect(try JSONParser().parse(health.body) == ["status": "store_failed", "simulations": ["default"]])
     }
 
     @Test("due deadlines fire at the turn's flush as a tick revision, also after a rejected batch")

@@ -108,3 +108,16 @@ struct ServerUnitTests {
         #expect(throws: ConfigurationError.self) { try StaticFiles(directory: PackagePaths.root + "/Sources") }
     }
 }
+
+@Suite("APNs token and apns-id syntax")
+struct APNsSyntaxTests {
+    @Test("device tokens and apns-id are ASCII hexadecimal only: fullwidth digits are refused")
+    func asciiHexOnly() {
+        #expect(isHexToken("0a1B"))
+        #expect(!isHexToken("０１"), "fullwidth digits, which Character.isHexDigit accepts")
+        #expect(!isHexToken("ａｂ"))
+        #expect(!isHexToken("0g"))
+        #expect(isCanonicalUUID("123e4567-e89b-12d3-a456-426614174000"))
+        #expect(!isCanonicalUUID("１23e4567-e89b-12d3-a456-426614174000"))
+    }
+}

@@ -154,12 +154,19 @@ struct APNsPayload {
 func isCanonicalUUID(_ text: String) -> Bool {
     let groups = text.split(separator: "-", omittingEmptySubsequences: false)
     guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
-    return groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    return groups.allSatisfy { $0.utf8.allSatisfy(isASCIIHexDigit) }
 }
 
 /// A device token in a path: hexadecimal, of an even length between 2 and 200.
 func isHexToken(_ text: String) -> Bool {
-    !text.isEmpty && text.count <= 200 && text.count % 2 == 0 && text.allSatisfy(\.isHexDigit)
+    let bytes = text.utf8
+    return !bytes.isEmpty && bytes.count <= 200 && bytes.count % 2 == 0 && bytes.allSatisfy(isASCIIHexDigit)
+}
+
+/// 0-9, a-f, A-F: ASCII only (`Character.isHexDigit` also takes their fullwidth forms, which no
+/// APNs token or `apns-id` holds).
+func isASCIIHexDigit(_ byte: UInt8) -> Bool {
+    (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
 }
 
 /// A random version-4 UUID in lowercase, for pushes that came without `apns-id`.
