@@ -74,6 +74,34 @@ enum StoreRecovery {
                 engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: 0, created: true,
                 history: history)
         }
+        // The newest snapshot first; one that cannot be restored gives way to the one before it,
+        // whose records the log still holds (the store keeps two snapshots for this).
+        var firstError: RecoveryError?
+        let older = try log.snapshotSequences().filter { $0 < snapshot.sequence }.sorted(by: >)
+        for sequence in [snapshot.sequence] + older {
+            guard let candidate = sequence == snapshot.sequence ? snapshot : try log.snapshot(at: sequence) else {
+                continue
+            }
+            do {
+                let state = try self.replay(log, from: candidate, history: history)
+                if let firstError {
+                    logger.warning(
+                        "recovered from an older snapshot",
+                        metadata: ["islet.store.snapshot": "\(sequence)", "error": "\(firstError)"])
+                }
+                return state
+            } catch let error as RecoveryError {
+                firstError = firstError ?? error
+            }
+        }
+        throw firstError!
+    }
+
+    /// The state of `snapshot` with every record after it replayed.
+    private static func replay(_ log: any OrderedLog, from snapshot: LogSnapshot, history: RevisionHistory) throws
+        -> RecoveredState
+    {
+        var history = history
         var engine = try self.restore(snapshot, path: log.path)
         for entry in try self.payload(snapshot, path: log.path).history {
             history.append(rev: entry.rev, encodedOps: entry.encodedOps)

@@ -89,6 +89,31 @@ struct DurableServerTests {
         }
     }
 
+    @Test("a newest snapshot that cannot be restored gives way to the one before it; the state is the same")
+    func olderSnapshotFallback() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file("islet.sqlite")
+            var configuration = IsletConfiguration.testing(virtualClockStart: TestServer.start)
+            configuration.store.snapshotEveryRevisions = 5
+            let before: (document: [UInt8], rev: UInt64, epoch: String)
+            do {
+                let node = try DurableServer(path: path, configuration: configuration)
+                _ = try node.commit(Self.world)
+                for n in 0..<11 { _ = try node.commit([Fixture.update("a1", status: "s\(n)")]) }
+                before = node.image
+            }
+            do {
+                let log = try CommandLog(path: path, logger: makeTestLogger())
+                #expect(try log.snapshotSequences() == [0, 5, 10])
+                try log.writeSnapshot(sequence: 10, instant: 0, payload: Array("damaged".utf8))
+            }
+            let node = try DurableServer(path: path, configuration: configuration)
+            #expect(node.recovered.snapshotSequence == 5)
+            #expect(node.recovered.replayedRecords == 7)
+            #expect(node.image == before)
+        }
+    }
+
     @Test(
         "a subscriber resumes across a restart with exactly the patches it missed, as live clients received them",
         arguments: [(snapshotEvery: 10_000, graceful: false), (3, false), (3, true)])
