@@ -169,8 +169,9 @@ private struct Reader {
         let before = sorted.count
         sorted.sortKeepingLastOfEqualKeys()
         if sorted.count != before, self.options.duplicateKeys == .reject {
-            let keys = members.map(\.key)
-            let repeated = keys.enumerated().first { index, key in keys[..<index].contains(key) }?.element ?? ""
+            // The first key seen twice, in O(n): an object of 20,000 keys must not cost 10^8 steps.
+            var seen = Set<String>()
+            let repeated = members.first { !seen.insert($0.key).inserted }?.key ?? ""
             throw APIError(.invalidJSON, "malformed JSON: the key \"\(repeated)\" appears twice in one object")
         }
         return JSONObject(sortedUniqueMembers: sorted)

@@ -42,6 +42,16 @@ import Testing
         #expect(throws: APIError.invalidJSON) { try parser.parse(surrogate) }
     }
 
+    @Test("a repeated key is refused and named, also the last of 20,000 (found in one pass, not n²)")
+    func repeatedKey() throws {
+        let many = (0..<20_000).map { "\"k\($0)\":0" }.joined(separator: ",")
+        let text = "{" + many + ",\"k7\":1}"
+        let error = try #require(throws: APIError.self) { try JSONParser().parse(text) }
+        #expect(error.code == .invalidJSON)
+        #expect(error.message.contains("\"k7\" appears twice"))
+        #expect(try JSONParser(duplicateKeys: .keepLast).parse(text)["k7"] == 1)
+    }
+
     @Test("limits nesting depth and says so")
     func depthLimit() throws {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
