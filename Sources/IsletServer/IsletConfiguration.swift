@@ -149,6 +149,9 @@ public struct IsletConfiguration: Sendable, Equatable {
     /// WebSocket `Origin` values accepted (e.g. `http://localhost:8080`); empty accepts any.
     /// A handshake without `Origin` (not from a browser) is always accepted.
     public var allowedOrigins: [String]
+    /// Host names a request's `Host` may name besides the bound address and the loopback names
+    /// (`--allowed-host`): the names a proxy or a browser reaches this server by.
+    public var allowedHosts: [String]
     public var limits: Limits
     public var stream: Stream
     /// The durable command log and its snapshots.
@@ -188,7 +191,8 @@ public struct IsletConfiguration: Sendable, Equatable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
-        viewerToken: String? = nil, allowedOrigins: [String] = [], limits: Limits = Limits(), stream: Stream = Stream(),
+        viewerToken: String? = nil, allowedOrigins: [String] = [], allowedHosts: [String] = [],
+        limits: Limits = Limits(), stream: Stream = Stream(),
         store: Store = Store(), rateLimit: RateLimit = RateLimit(), tls: TLS? = nil,
         shutdownGracePeriod: Duration = .seconds(5), virtualClockStart: Instant? = nil, demo: DemoPolicy = .off,
         webSocketCompression: Bool = false, conformanceEcho: Bool = false, maxSimulations: Int = 1000
@@ -199,6 +203,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.adminToken = adminToken
         self.viewerToken = viewerToken
         self.allowedOrigins = allowedOrigins
+        self.allowedHosts = allowedHosts
         self.limits = limits
         self.stream = stream
         self.store = store

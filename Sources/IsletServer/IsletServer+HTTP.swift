@@ -31,6 +31,8 @@ extension IsletServer {
 
     private func run(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> RouteReply {
         do throws(APIError) {
+            let mutating = request.method != .GET && request.method != .HEAD
+            if let refusal = self.access.browserRefusal(headers: request.headers, mutating: mutating) { throw refusal }
             let principal = try self.access.check(route.access, headers: request.headers, scoped: self.simulationTokens)
             // A per-simulation token reaches only routes of its own simulation.
             if let scope = principal.simulation, parameters["simulation"] != scope {

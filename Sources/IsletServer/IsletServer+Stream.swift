@@ -24,9 +24,7 @@ extension IsletServer: TransportDelegate {
         let token = Access.presentedToken(headers: upgrade.headers, query: upgrade.query)
         let principal: Principal
         do throws(APIError) {
-            guard self.access.allows(origin: upgrade.headers["origin"]) else {
-                throw APIError(.forbidden, "the Origin \(upgrade.headers["origin"] ?? "") is not allowed")
-            }
+            if let refusal = self.access.browserRefusal(headers: upgrade.headers, mutating: true) { throw refusal }
             principal = try self.access.principal(for: token, scoped: self.simulationTokens)
         } catch {
             self.logger.debug(

@@ -37,7 +37,8 @@ public final class TestHTTPConnection {
 
     /// Sends a request without reading the response.
     public func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body, !headers.contains(where: { $0.0.lowercased() == "content-length" }) {
             head += "Content-Length: \(body.count)\r\n"

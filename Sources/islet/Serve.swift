@@ -17,7 +17,7 @@ struct Serve: AsyncParsableCommand {
             ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
             ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO, ISLET_DB, ISLET_DURABILITY,
             ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true),
-            ISLET_MAX_SIMULATIONS.
+            ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
@@ -41,7 +41,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Token that authorises reads and subscriptions only (ISLET_VIEWER_TOKEN).")
     var viewerToken: String?
 
-    @Option(help: "A WebSocket Origin to accept, e.g. https://dash.example; repeatable (ISLET_ALLOWED_ORIGINS).")
+    @Option(
+        help: "A host name the server is reached by besides its address and localhost (a proxy's, a DNS name); repeat for several (ISLET_ALLOWED_HOSTS, comma-separated). Requests naming another Host are refused.")
+    var allowedHost: [String] = []
+
+    @Option(
+        help: "An Origin whose pages may open the stream and send changes, e.g. https://dash.example; repeatable (ISLET_ALLOWED_ORIGINS). Default: this server's own pages only.")
     var allowedOrigin: [String] = []
 
     @Option(help: "PEM certificate chain: serve HTTP/2 over TLS on --tls-port too (ISLET_TLS_CERT).")
@@ -168,6 +173,10 @@ struct Serve: AsyncParsableCommand {
             self.allowedOrigin.isEmpty
             ? (environment["ISLET_ALLOWED_ORIGINS"]?.split(separator: ",").map { $0.trimmed } ?? [])
             : self.allowedOrigin
+        configuration.allowedHosts =
+            self.allowedHost.isEmpty
+            ? (environment["ISLET_ALLOWED_HOSTS"]?.split(separator: ",").map { $0.trimmed } ?? [])
+            : self.allowedHost
         let certificate = self.tlsCert ?? environment["ISLET_TLS_CERT"]
         let key = self.tlsKey ?? environment["ISLET_TLS_KEY"]
         if certificate != nil || key != nil {
@@ -270,7 +279,8 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     public-dir: \(configuration.publicDirectory ?? "(none)")
     admin-token: \(configuration.adminToken == nil ? "(none)" : "(set)")
     viewer-token: \(configuration.viewerToken == nil ? "(none)" : "(set)")
-    allowed-origins: \(configuration.allowedOrigins.isEmpty ? "(any)" : configuration.allowedOrigins.joined(separator: ", "))
+    allowed-origins: \(configuration.allowedOrigins.isEmpty ? "(this server's own pages)" : configuration.allowedOrigins.joined(separator: ", "))
+    allowed-hosts: \(configuration.allowedHosts.isEmpty ? "(its address and localhost)" : configuration.allowedHosts.joined(separator: ", "))
     tls: \(configuration.tls.map { "cert \($0.certificatePath), key \($0.keyPath), port \($0.port)" } ?? "(none)")
     stream.historyRevisions: \(configuration.stream.historyRevisions)
     stream.historyBytes: \(configuration.stream.historyBytes)

@@ -46,11 +46,58 @@ struct Access {
     let adminToken: [UInt8]?
     let viewerToken: [UInt8]?
     let allowedOrigins: Set<String>
+    /// The host names a request's `Host` may name; nil: any (a wildcard bind without
+    /// `--allowed-host`, which needs an admin token anyway).
+    let allowedHostNames: Set<String>?
 
     init(configuration: IsletConfiguration) {
         self.adminToken = configuration.adminToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         self.viewerToken = configuration.viewerToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         self.allowedOrigins = Set(configuration.allowedOrigins.map(Self.normalized))
+        let configured = Set(configuration.allowedHosts.map { Self.hostName($0) })
+        let bound = Self.hostName(configuration.host)
+        if ["0.0.0.0", "::", ""].contains(bound) {
+            self.allowedHostNames = configured.isEmpty ? nil : configured.union(Self.loopbackNames)
+        } else {
+            self.allowedHostNames = configured.union(Self.loopbackNames).union([bound])
+        }
+    }
+
+    private static let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "::1"]
+
+    /// What a web page the developer has open could send to a local Islet, refused: a request
+    /// under a foreign `Host` (DNS rebinding), and, from a foreign `Origin`, a WebSocket or a
+    /// mutation (cross-site WebSocket hijacking, CSRF). Clients that send no `Origin` (curl,
+    /// harnesses, APNs clients) are not browsers and pass.
+    /// - Parameter mutating: a WebSocket upgrade, or a method other than GET and HEAD.
+    func browserRefusal(headers: HTTPHeaders, mutating: Bool) -> APIError? {
+        let host = headers["host"]
+        if let allowed = self.allowedHostNames, let host, !allowed.contains(Self.hostName(host)) {
+            return APIError(
+                .forbidden, "the Host \(host.prefix(100)) is not this server's name; allow it with --allowed-host")
+        }
+        guard mutating, let origin = headers["origin"] else { return nil }
+        let normalized = Self.normalized(origin)
+        let sameOrigin = host.map { normalized == "http://" + $0.lowercased() || normalized == "https://" + $0.lowercased() }
+        guard sameOrigin == true || self.allowedOrigins.contains(normalized) else {
+            return APIError(
+                .forbidden,
+                "a request from the page at \(origin.prefix(100)) is refused: only this server's own pages may change it "
+                    + "or open its stream (allow other origins with --allowed-origin)")
+        }
+        return nil
+    }
+
+    /// The host name of a `Host` value or a configured host: lower case, without the port and
+    /// the IPv6 brackets.
+    static func hostName(_ text: String) -> String {
+        var name = Substring(text.lowercased())
+        if name.hasPrefix("[") {
+            name = name.dropFirst().prefix { $0 != "]" }
+        } else if name.filter({ $0 == ":" }).count == 1, let colon = name.lastIndex(of: ":") {
+            name = name[..<colon]
+        }
+        return String(name)
     }
 
     /// True when any token is configured.
@@ -90,13 +137,6 @@ struct Access {
             throw APIError(.forbidden, "the viewer token may only read; mutations need the admin token")
         }
         return principal
-    }
-
-    /// Whether a WebSocket handshake's `Origin` is allowed (always, when none is configured or
-    /// the client sent none).
-    func allows(origin: String?) -> Bool {
-        guard !self.allowedOrigins.isEmpty, let origin else { return true }
-        return self.allowedOrigins.contains(Self.normalized(origin))
     }
 
     private static func normalized(_ origin: String) -> String {

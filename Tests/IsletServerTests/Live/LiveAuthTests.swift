@@ -81,6 +81,58 @@ struct LiveAuthTests {
         }
     }
 
+    @Test("without tokens: a foreign Host (DNS rebinding) is refused, and so are a foreign Origin's stream and mutations")
+    func browserSafeDefaults() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            let own = "127.0.0.1:\(port)"
+            let json = [("Content-Type", "application/json")]
+            let body = Array(#"{"commands":[{"type":"device.upsert","id":"d1","model":"iphone-15-pro"}]}"#.utf8)
+            func post(_ headers: [(String, String)]) throws -> TestHTTPResponse {
+                try TestHTTP.request(port: port, "POST", "/v1/commands", headers: json + headers, body: body)
+            }
+            // DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends Host: evil.example.
+            let rebound = try TestHTTP.request(port: port, "/v1/state", headers: [("Host", "evil.example:\(port)")])
+            #expect(rebound.status == 403 && rebound.errorCode == "forbidden", "\(rebound.text)")
+            #expect(try post([("Host", "evil.example")]).status == 403)
+            for host in [own, "localhost:\(port)", "[::1]:\(port)", "LOCALHOST"] {
+                #expect(try TestHTTP.request(port: port, "/v1/state", headers: [("Host", host)]).status == 200, "\(host)")
+            }
+            // CSRF: another site's page posting to the local server.
+            #expect(try post([("Host", own), ("Origin", "http://evil.example")]).status == 403)
+            #expect(try post([("Host", own), ("Origin", "null")]).status == 403)
+            #expect(try post([("Host", own), ("Origin", "http://\(own)")]).status == 200, "the dashboard's own page")
+            #expect(try post([("Host", own)]).status == 200, "no Origin: not a browser (curl, a harness)")
+            let read = try TestHTTP.request(port: port, "/v1/state", headers: [("Host", own), ("Origin", "http://evil.example")])
+            #expect(read.status == 200, "a cross-origin read is the browser's CORS business, not a change")
+            // Cross-site WebSocket hijacking.
+            let hijack = try TestWebSocketClient.connect(port: port, headers: [("Host", own), ("Origin", "http://evil.example")])
+            #expect(try hijack.readJSON()[pointer: "/error/code"] == "forbidden")
+            #expect(try hijack.readClose() == 1008)
+            let page = try TestWebSocketClient.connect(port: port, headers: [("Host", own), ("Origin", "http://\(own)")])
+            #expect(try page.readJSON()["type"] == "hello")
+            #expect(try TestHTTP.state(port: port, path: "/devices").json()["value"]?["d1"] != nil, "the accepted posts applied")
+        }
+    }
+
+    @Test("--allowed-host and --allowed-origin admit a proxy's name and another dashboard")
+    func allowedHostsAndOrigins() async throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.allowedHosts = ["islet.example.test"]
+        configuration.allowedOrigins = ["https://dash.example.test"]
+        try await withRunningServer(configuration) { server in
+            let port = server.port
+            #expect(try TestHTTP.request(port: port, "/v1/state", headers: [("Host", "islet.example.test")]).status == 200)
+            #expect(try TestHTTP.request(port: port, "/v1/state", headers: [("Host", "other.example.test")]).status == 403)
+            let dash = try TestWebSocketClient.connect(
+                port: port, headers: [("Host", "islet.example.test"), ("Origin", "https://dash.example.test")])
+            #expect(try dash.readJSON()["type"] == "hello")
+            let own = try TestWebSocketClient.connect(
+                port: port, headers: [("Host", "islet.example.test"), ("Origin", "http://islet.example.test")])
+            #expect(try own.readJSON()["type"] == "hello", "the server's own pages stay allowed")
+        }
+    }
+
     @Test("stream messages: subscription limits and errors, command acks and errors, rate limit")
     func streamMessages() async throws {
         var configuration = IsletConfiguration.testing()
