@@ -63,23 +63,35 @@ struct DurableServerTests {
         }
     }
 
+    /// Snapshots every five revisions, on the paused test clock.
+    static var snapshotEveryFive: IsletConfiguration {
+        var configuration = IsletConfiguration.testing(virtualClockStart: TestServer.start)
+        configuration.store.snapshotEveryRevisions = 5
+        return configuration
+    }
+
+    /// Twelve revisions (the world, then eleven updates) on a server at `path`, which `end`
+    /// then shuts down or not; returns its image.
+    static func twelveRevisions(
+        _ path: String, _ configuration: IsletConfiguration, end: (DurableServer) -> Void
+    ) throws -> (document: [UInt8], rev: UInt64, epoch: String) {
+        let node = try DurableServer(path: path, configuration: configuration)
+        _ = try node.commit(Self.world)
+        for n in 0..<11 { _ = try node.commit([Fixture.update("a1", status: "s\(n)")]) }
+        let image = node.image
+        end(node)
+        return image
+    }
+
     @Test(
         "startup restores the latest snapshot and replays only the records after it",
         arguments: [false, true])
     func snapshotAndTail(graceful: Bool) throws {
         try withTemporaryDirectory { dir in
             let path = dir.file("islet.sqlite")
-            var configuration = IsletConfiguration.testing(virtualClockStart: TestServer.start)
-            configuration.store.snapshotEveryRevisions = 5
-            let before: (document: [UInt8], rev: UInt64, epoch: String)
-            do {
-                let node = try DurableServer(path: path, configuration: configuration)
-                _ = try node.commit(Self.world)
-                for n in 0..<11 { _ = try node.commit([Fixture.update("a1", status: "s\(n)")]) }
-                before = node.image
-                // Graceful: a last snapshot at 12. Abrupt: the server is dropped without one.
-                if graceful { node.shutdown() }
-            }
+            let configuration = Self.snapshotEveryFive
+            // Graceful: a last snapshot at 12. Abrupt: the server is dropped without one.
+            let before = try Self.twelveRevisions(path, configuration) { node in if graceful { node.shutdown() } }
             let log = try CommandLog(path: path, access: .readOnly, logger: makeTestLogger())
             #expect(try log.snapshotSequences() == (graceful ? [0, 10, 12] : [0, 5, 10]))
             let node = try DurableServer(path: path, configuration: configuration)
@@ -93,15 +105,8 @@ struct DurableServerTests {
     func olderSnapshotFallback() throws {
         try withTemporaryDirectory { dir in
             let path = dir.file("islet.sqlite")
-            var configuration = IsletConfiguration.testing(virtualClockStart: TestServer.start)
-            configuration.store.snapshotEveryRevisions = 5
-            let before: (document: [UInt8], rev: UInt64, epoch: String)
-            do {
-                let node = try DurableServer(path: path, configuration: configuration)
-                _ = try node.commit(Self.world)
-                for n in 0..<11 { _ = try node.commit([Fixture.update("a1", status: "s\(n)")]) }
-                before = node.image
-            }
+            let configuration = Self.snapshotEveryFive
+            let before = try Self.twelveRevisions(path, configuration) { _ in }
             do {
                 let log = try CommandLog(path: path, logger: makeTestLogger())
                 #expect(try log.snapshotSequences() == [0, 5, 10])
