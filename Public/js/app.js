@@ -23,7 +23,14 @@ const MODEL_NAMES = {
 export const modelName = (model) => MODEL_NAMES[model] ?? model;
 
 const store = new Store({ token: apiToken, simulation });
-new SimulationPicker($("simulation-picker"), $("simulation-notice"), store.stream).start();
+// A simulation that is gone: its stream is closed (the badge reads Closed, not a Live that no
+// longer is), and its last picture stays dimmed and out of reach (or none at all, when it never
+// existed), since its controls could only answer 404.
+const onMissing = () => {
+  store.close();
+  document.querySelector(".workspace").inert = true;
+};
+new SimulationPicker($("simulation-picker"), $("simulation-notice"), store.stream, { onMissing }).start();
 let firstIsland = false;
 
 // Connection badge: live / resyncing / offline, with the revision.

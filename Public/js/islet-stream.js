@@ -80,9 +80,14 @@ export class IsletStream extends EventTarget {
     this.encoder = new TextEncoder();
   }
 
-  /** Opens the connection (and keeps reopening it until {@link close}). */
-  connect() {
+  /**
+   * Opens the connection (and keeps reopening it until {@link close}). With `after` (a promise),
+   * the first subscriptions wait for it after the `hello`: the handshake overlaps with reading
+   * their seeds over REST.
+   */
+  connect({ after } = {}) {
     if (this.socket || this.retryTimer) return this;
+    this.gate = after ?? null;
     this.closing = false;
     this.open();
     return this;
@@ -118,7 +123,7 @@ export class IsletStream extends EventTarget {
    * it shows at once, and the subscription resumes from there once the stream is open.
    */
   seed(sub, { value, epoch, rev }) {
-    if (this.isOpen || sub.synced) return;
+    if (sub.requested || sub.synced) return;
     sub.value = value ?? null;
     sub.epoch = epoch;
     sub.rev = rev;
@@ -226,6 +231,7 @@ export class IsletStream extends EventTarget {
     if (sub.synced && sub.epoch !== null && sub.rev !== null) message.since = { epoch: sub.epoch, rev: sub.rev };
     sub.synced = false;
     sub.awaiting = true;
+    sub.requested = true;
     this.send(message);
   }
 
@@ -267,7 +273,12 @@ export class IsletStream extends EventTarget {
       this.attempt = 0;
       this.stats.connects += 1;
       this.emit("hello", message);
-      for (const sub of this.subscriptions.values()) this.sendSubscribe(sub);
+      const subscribe = () => {
+        if (this.isOpen) for (const sub of this.subscriptions.values()) this.sendSubscribe(sub);
+        this.updateState();
+      };
+      if (this.gate) this.gate.then(subscribe, subscribe);
+      else subscribe();
       clearInterval(this.pingTimer);
       if (this.pingInterval > 0) this.pingTimer = setInterval(() => this.isOpen && this.send({ op: "ping", id: "keepalive" }), this.pingInterval);
       this.updateState();
@@ -292,6 +303,9 @@ export class IsletStream extends EventTarget {
       if (!sub) return;
       sub.synced = true;
       sub.awaiting = false;
+      // Resumed from a seed, the subscription's revision is one this client has seen (the
+      // hello names only the default simulation's).
+      if (sub.rev !== null) this.rev = Math.max(this.rev ?? 0, sub.rev);
       this.emit("snapshot", { sub, rev: sub.rev, resumed: true });
       this.updateState();
     },
@@ -347,7 +361,8 @@ export class IsletStream extends EventTarget {
         this.pending.delete(message.id);
         waiter.reject(Object.assign(new Error(message.error?.message ?? "error"), message.error));
       } else {
-        this.emit("error", { error: message.error, id: message.id });
+        // A refused subscribe (e.g. `not_found` at `/simulation`) names that subscription.
+        this.emit("error", { error: message.error, id: message.id, sub: this.subscriptions.get(message.id) });
       }
     },
     unsubscribed() {},

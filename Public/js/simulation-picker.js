@@ -13,11 +13,15 @@ export class SimulationPicker {
    * @param select the `<select>` to fill.
    * @param notice the element that tells of a missing or deleted simulation.
    * @param stream the page's stream, whose `resync` (`deleted`) ends this simulation.
+   * @param onMissing called once when the page's simulation turns out to be gone (the page
+   *   closes its stream there: nothing more can arrive from it).
    */
-  constructor(select, notice, stream, { pollMs = 3000 } = {}) {
+  constructor(select, notice, stream, { pollMs = 3000, onMissing = () => {} } = {}) {
     this.select = select;
     this.notice = notice;
     this.pollMs = pollMs;
+    this.onMissing = onMissing;
+    this.gone = null;
     this.ids = [simulation];
     this.render();
     select.addEventListener("change", () => location.assign(urlFor(select.value)));
@@ -54,19 +58,24 @@ export class SimulationPicker {
   }
 
   render() {
-    reconcile(this.select, this.ids, (id) => id, (id) => h("option", { value: id, text: id }), (el, id) => setText(el, id));
+    const label = (id) => (id === simulation && this.gone ? `${id} (${this.gone})` : id);
+    reconcile(this.select, this.ids, (id) => id, (id) => h("option", { value: id }), (el, id) => setText(el, label(id)));
     this.select.value = simulation;
     this.select.dataset.count = String(this.ids.length);
   }
 
-  /** Says that this page's simulation is gone, with a way back to `default`. */
+  /** Says that this page's simulation is gone, with a way back to `default` (or any other in the picker). */
   missing(what) {
-    if (!this.notice.hidden) return;
+    if (this.gone) return;
+    this.gone = what === "was deleted" ? "deleted" : "not found";
     this.notice.replaceChildren(
       `Simulation “${simulation}” ${what}. `,
       simulation === DEFAULT_SIMULATION ? "" : h("a", { href: urlFor(DEFAULT_SIMULATION), text: "Show default" }),
+      simulation === DEFAULT_SIMULATION ? "" : " or choose another above.",
     );
     this.notice.hidden = false;
     document.documentElement.dataset.simulation = "missing";
+    this.render();
+    this.onMissing(what);
   }
 }

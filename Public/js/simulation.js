@@ -18,9 +18,9 @@ export function route(path) {
   return path.startsWith("/v1/") ? `${base}/${path.slice(4)}` : `${base}${path}`;
 }
 
-/** This page's URL on another simulation (the token and other parameters kept). */
+/** This page's URL on another simulation (the token, panel and other parameters kept). */
 export function urlFor(id) {
-  const next = new URLSearchParams(params);
+  const next = new URLSearchParams(globalThis.location.search);
   if (id === DEFAULT_SIMULATION) next.delete("simulation");
   else next.set("simulation", id);
   const query = next.toString();

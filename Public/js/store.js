@@ -26,13 +26,21 @@ export class Store extends EventTarget {
   }
 
   /**
-   * Reads the collections over REST first, so the page draws from them at once (a one-shot
-   * screenshot, or a slow WebSocket, sees a settled page), then opens the stream, which resumes
-   * each collection from the revision it was read at.
+   * Reads the collections over REST while the stream's handshake runs, so the page draws from
+   * them at once (a one-shot screenshot, where WebSocket frames do not hold the page's clock,
+   * sees a settled page); the stream then subscribes, resuming each collection from the
+   * revision it was read at.
    */
   connect() {
+    if (this.closed) return;
     const reads = BASE.map((name) => read(`/${name}`).then((seed) => seed && this.stream.seed(this.subs[name], seed)));
-    Promise.all(reads).finally(() => this.stream.connect());
+    this.stream.connect({ after: Promise.all(reads) });
+  }
+
+  /** Closes the stream for good (the page's simulation is gone), also before {@link connect} opened it. */
+  close() {
+    this.closed = true;
+    this.stream.close();
   }
 
   /** The collections as plain objects (never null). */

@@ -50,6 +50,8 @@ def test_the_page_shows_the_simulation_in_its_url(browser, server):
     assert tabs == ["phone-b"], tabs
     assert browser.find_element(By.ID, "simulation-picker").get_attribute("value") == "team-b"
     assert "12:00" in browser.find_element(By.ID, "sim-time").text, "team-b's clock, not default's 08:00"
+    team_b_rev = server.request("GET", "/v1/simulations/team-b")[1]["rev"]
+    wait_for(browser, lambda d: d.find_element(By.ID, "rev").text == f"rev {team_b_rev}", message="team-b's revision in the badge")
     # A change in team-b reaches the page; one in default does not.
     server.request("PATCH", "/v1/activities/order-1", {"content": {"state": {"currentStatus": "brewing"}}})
     status, reply = server.request("PATCH", "/v1/simulations/team-b/activities/order-b",
