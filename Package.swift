@@ -36,6 +36,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // hiredis (Debian libhiredis-dev) with its libuv adapter, compiled here so that libuv's
+        // types stay CLibUV's.
+        .target(name: "CHiredis", dependencies: ["CLibUV"], linkerSettings: [.linkedLibrary("hiredis")]),
 
         .target(name: "IsletCore", dependencies: [heap, hashTrees], swiftSettings: settings),
         .target(
@@ -44,7 +47,7 @@ let package = Package(
             swiftSettings: settings),
         .target(name: "IsletStore", dependencies: ["CSQLite", log], swiftSettings: settings),
         .target(
-            name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", "CNGHTTP2", "COpenSSL", log, deque],
+            name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", "CNGHTTP2", "COpenSSL", "CHiredis", log, deque],
             swiftSettings: settings),
         .target(
             name: "IsletServer",

@@ -21,6 +21,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let unsupportedMediaType = Code("unsupported_media_type")
         public static let methodNotAllowed = Code("method_not_allowed")
         public static let `internal` = Code("internal")
+        /// Something the server depends on cannot be reached now (a cluster's Redis); retry later.
+        public static let unavailable = Code("unavailable")
 
         public var description: String { self.rawValue }
     }

@@ -16,6 +16,7 @@ extension APIError {
         case .unsupportedMediaType: return 415
         case .limitExceeded: return 422
         case .rateLimited: return 429
+        case .unavailable: return 503
         default: return 500
         }
     }

@@ -188,6 +188,58 @@ public struct IsletConfiguration: Sendable, Equatable {
     /// How many simulations may exist at once, `default` included (`--max-simulations`).
     /// Default 1,000; `POST /v1/simulations` beyond it is refused with `limit_exceeded`.
     public var maxSimulations: Int
+    /// Several nodes sharing each simulation's log on Redis Streams (`--cluster`); nil: this
+    /// process alone, on its SQLite store.
+    public var cluster: Cluster?
+
+    /// Where a cluster's shared log lives and who this node is in it.
+    public struct Cluster: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        /// The Redis database number (`redis://host:port/DB`).
+        public var database: Int
+        /// This node's name in the log (`--node-id`): unique per running node.
+        public var nodeID: String
+        /// How long a clock lease lasts unrenewed: the longest a world's scheduled transitions
+        /// wait when the node holding its clock dies.
+        public var leaseMilliseconds: Int
+        /// A snapshot of a world is written to Redis after this many entries of its log.
+        public var snapshotEveryEntries: Int
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 6379, database: Int = 0, nodeID: String,
+            leaseMilliseconds: Int = 3000, snapshotEveryEntries: Int = 1000
+        ) {
+            self.host = host
+            self.port = port
+            self.database = database
+            self.nodeID = nodeID
+            self.leaseMilliseconds = leaseMilliseconds
+            self.snapshotEveryEntries = snapshotEveryEntries
+        }
+
+        /// Reads `redis://HOST[:PORT][/DB]`.
+        /// - Throws: `ConfigurationError` when the text is not such a URL.
+        public init(url: String, nodeID: String) throws(ConfigurationError) {
+            let problem = ConfigurationError(problems: [.init("cluster", "must be redis://HOST[:PORT][/DB], not \(url)")])
+            guard url.hasPrefix("redis://") else { throw problem }
+            var rest = Substring(url.dropFirst("redis://".count))
+            var database = 0
+            if let slash = rest.firstIndex(of: "/") {
+                guard let number = Int(rest[rest.index(after: slash)...]), (0...15).contains(number) else { throw problem }
+                database = number
+                rest = rest[..<slash]
+            }
+            var port = 6379
+            if let colon = rest.lastIndex(of: ":") {
+                guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else { throw problem }
+                port = number
+                rest = rest[..<colon]
+            }
+            guard !rest.isEmpty, !rest.contains("@") else { throw problem }
+            self.init(host: String(rest), port: port, database: database, nodeID: nodeID)
+        }
+    }
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, publicDirectory: String? = nil, adminToken: String? = nil,
@@ -267,6 +319,15 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))
+        }
+        if let cluster = self.cluster {
+            if cluster.nodeID.isEmpty || cluster.nodeID.count > 64
+                || !cluster.nodeID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
+            {
+                problems.append(.init("node-id", "must be 1 to 64 letters, digits, '-', '_' or '.'"))
+            }
+            if cluster.leaseMilliseconds < 100 { problems.append(.init("cluster-lease", "must be at least 100 ms")) }
+            if cluster.snapshotEveryEntries < 1 { problems.append(.init("cluster-snapshot-every", "must be at least 1")) }
         }
         if self.store.path.isEmpty {
             problems.append(.init("db", "must not be empty (use :memory: for a throwaway log)"))

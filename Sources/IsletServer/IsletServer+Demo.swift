@@ -32,7 +32,10 @@ extension IsletServer {
     public func driveDemo() {
         guard !self.isShuttingDown else { return }
         for id in self.order {
-            guard let live = self.simulations[id]?.live, DemoScenario.isLoaded(in: live.engine) else { continue }
+            // In a cluster the node holding a world's clock drives its demo, once for all nodes.
+            guard let live = self.simulations[id]?.live, live.sharedOrder?.holdsClock ?? true,
+                DemoScenario.isLoaded(in: live.engine)
+            else { continue }
             let simulated = live.engine.simulatedInstant(atWall: self.now)
             self.submitDemo(DemoDriver.batches(for: live.engine, at: simulated), phase: "driver", to: live)
         }

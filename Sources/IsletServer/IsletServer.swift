@@ -26,11 +26,13 @@ public final class IsletServer {
     let hub: StreamHub
     /// Every world, `default` included, by id; `order` lists them in creation order.
     private(set) var simulations: [String: Simulation] = [:]
-    private(set) var order: [String] = []
+    var order: [String] = []
     /// Where simulations other than `default` keep their logs.
     let storage: SimulationStorage
     /// The per-simulation tokens of every simulation that has them.
     private(set) var simulationTokens: [String: Principal] = [:]
+    /// This node's side of a cluster (`--cluster`): the worlds' order lives in Redis.
+    var cluster: ClusterNode?
     /// Work waiting for a fork's genesis snapshot to be written, by the fork's id.
     var genesisWaiters: [String: [() -> Void]] = [:]
     let access: Access
@@ -162,6 +164,19 @@ public final class IsletServer {
                 let body: JSONValue = ["status": "store_failed", "simulations": .array(failed.map(JSONValue.string))]
                 return .now(HTTPResponse(status: 503, headers: ["content-type": "application/json"], body: body.encoded))
             }
+            // A cluster node behind the log is taken out by the balancer; one that cannot reach
+            // Redis is no further behind than any other, so it keeps serving reads.
+            if let cluster = server.cluster {
+                let health = cluster.health
+                let body: JSONValue = [
+                    "status": .string(health == "lagging" ? "lagging" : "ok"), "cluster": .string(health),
+                    "node": .string(cluster.settings.nodeID),
+                ]
+                return .now(
+                    HTTPResponse(
+                        status: health == "lagging" ? 503 : 200, headers: ["content-type": "application/json"],
+                        body: body.encoded))
+            }
             return .now(.json(["status": "ok"]))
         }
         self.router.add(.GET, "/metrics") { (_: RouteContext) throws(APIError) -> RouteReply in
@@ -240,6 +255,7 @@ public final class IsletServer {
             let worlds = self.order.compactMap { self.simulations[$0] }
             let wall = self.now
             self.isClosed = true
+            self.cluster?.close()
             let storage = self.storage
             func close(_ index: Int) {
                 guard index < worlds.count else {

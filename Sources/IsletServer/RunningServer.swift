@@ -100,6 +100,9 @@ public final class RunningServer: Sendable {
         do {
             if let commitStage {
                 (stage, recovered) = (commitStage(), nil)
+            } else if configuration.cluster != nil {
+                // A cluster node keeps no store: its worlds come from the shared log.
+                (stage, recovered) = (ImmediateCommitStage(), nil)
             } else {
                 // Before binding: a store that cannot be used must not leave a listening socket.
                 let opened = try StorePersistence.open(
@@ -116,15 +119,17 @@ public final class RunningServer: Sendable {
             let server = try IsletServer(
                 configuration: configuration, transport: transport, logger: logger, registry: registry,
                 timeSource: timeSource, commitStage: stage, recovered: recovered,
-                storage: commitStage == nil ? .beside(configuration, loop: loop) : .none, routes: routes)
-            try server.restoreSimulations()
+                storage: commitStage == nil && configuration.cluster == nil ? .beside(configuration, loop: loop) : .none,
+                routes: routes)
+            if configuration.cluster == nil { try server.restoreSimulations() }
             transport.delegate = server
             holder.server = server
             holder.transport = transport
             holder.hook = loop.beforePoll { holder.server?.flush() }
             server.wakeUpChanged = { [unowned server] wake in holder.arm(wake, now: server.now, on: loop) }
+            server.joinCluster(loop: loop)
             if configuration.demo != .off {
-                server.loadDemoIfWanted()
+                if configuration.cluster == nil { server.loadDemoIfWanted() }
                 let interval = IsletServer.demoInterval
                 holder.demoTimer = loop.scheduleTimer(after: interval, repeating: interval) {
                     holder.server?.driveDemo()

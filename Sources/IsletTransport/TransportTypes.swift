@@ -178,6 +178,8 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// A message exceeded the configured limit.
     public static let messageTooBig = Self(1009)
     public static let internalError = Self(1011)
+    /// The server restarted the service behind the connection: reconnect.
+    public static let serviceRestart = Self(1012)
 
     public var description: String { "\(self.rawValue)" }
 }

@@ -88,6 +88,16 @@ struct Serve: AsyncParsableCommand {
     var maxSimulations: Int?
 
     @Option(
+        help: "Run as a node of a cluster whose log is on Redis Streams, redis://HOST[:PORT][/DB] (ISLET_CLUSTER). Default: none (SQLite).")
+    var cluster: String?
+
+    @Option(help: "This node's unique name in the cluster (ISLET_NODE_ID). Default: the host name and process id.")
+    var nodeId: String?
+
+    @Option(help: "Milliseconds a cluster clock lease lasts unrenewed (ISLET_CLUSTER_LEASE_MS). Default: 3000.")
+    var clusterLeaseMs: Int?
+
+    @Option(
         help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
     var durability: String?
 
@@ -218,7 +228,26 @@ struct Serve: AsyncParsableCommand {
         if let max: Int = try self.maxSimulations ?? environment.number("ISLET_MAX_SIMULATIONS") {
             configuration.maxSimulations = max
         }
+        if let url = self.cluster ?? environment["ISLET_CLUSTER"] {
+            let node = self.nodeId ?? environment["ISLET_NODE_ID"] ?? Self.defaultNodeID()
+            do {
+                configuration.cluster = try IsletConfiguration.Cluster(url: url, nodeID: node)
+            } catch {
+                throw ValidationError("--\(error)")
+            }
+            if let lease: Int = try self.clusterLeaseMs ?? environment.number("ISLET_CLUSTER_LEASE_MS") {
+                configuration.cluster?.leaseMilliseconds = lease
+            }
+        }
         return configuration
+    }
+
+    /// `<host name>-<process id>`: unique among the nodes of one machine and, as a rule, of a cluster.
+    private static func defaultNodeID() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "node"
+        let safe = String(host.prefix(40).map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "-" })
+        return "\(safe)-\(getpid())"
     }
 
     private func store(_ environment: Environment) throws -> IsletConfiguration.Store {
@@ -304,5 +333,6 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     ws-compression: \(configuration.webSocketCompression)
     conformance-echo: \(configuration.conformanceEcho)
     max-simulations: \(configuration.maxSimulations)
+    cluster: \(configuration.cluster.map { "redis://\($0.host):\($0.port)/\($0.database) as \($0.nodeID)" } ?? "(none)")
     """
 }

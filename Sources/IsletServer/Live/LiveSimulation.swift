@@ -7,6 +7,11 @@ import Logging
 /// the end of the loop turn (`flush`, the loop's before-poll hook) the turn's revisions go to
 /// the `CommitStage`; when it completes, the replies go out in the order the requests came,
 /// then the patches are published, then the reads that waited run. Loop-confined.
+///
+/// In a cluster (`sharedOrder` set) the order is not this process's to decide: a batch is
+/// proposed to the world's shared log and applied only when it comes back in the log's order
+/// (`applyOrdered`), on every node alike; its reply waits for that. Ticks are proposed by the
+/// node holding the world's clock.
 final class LiveSimulation {
     /// What a submitted batch receives once its turn has been committed.
     typealias Reply = (Result<Revision, APIError>) -> Void
@@ -37,6 +42,18 @@ final class LiveSimulation {
     /// Set when a commit failed: the state has moved past what is durable.
     private(set) var failure: APIError?
 
+    /// In a cluster: where this world's inputs are ordered.
+    var sharedOrder: (any SharedOrder)? {
+        didSet { self.refreshWakeUp() }
+    }
+    /// This node's proposals not yet back from the shared log, by request number.
+    private var proposals: [UInt64: Reply] = [:]
+    private var nextRequest: UInt64 = 1
+    private var tickProposed = false
+    /// The latest wall instant applied from the shared log: entries proposed by nodes whose
+    /// clocks differ are applied at no earlier instant than this, identically everywhere.
+    private(set) var orderedWall: Instant
+
     /// Called with each committed group of revisions, in order, after their replies.
     var publish: ([RevisionRecord]) -> Void = { _ in }
     /// Called once if a commit fails.
@@ -53,15 +70,19 @@ final class LiveSimulation {
         self.logger = logger
         self.publishedRev = engine.rev
         self.nextWakeUp = engine.nextWakeUp
+        self.orderedWall = clock.now
     }
 
-    /// True when every revision the engine has produced has been published.
-    var isIdle: Bool { self.outbox.isEmpty && !self.commitInFlight }
+    /// True when every revision the engine has produced has been published (in a cluster: when
+    /// every proposal of this node has come back).
+    var isIdle: Bool { self.outbox.isEmpty && !self.commitInFlight && self.proposals.isEmpty }
 
     /// Applies a batch of command objects now, atomically; `reply` runs once the revision is
-    /// committed (or at once, in order, with the error).
+    /// committed (or at once, in order, with the error). In a cluster the batch is proposed to
+    /// the shared log instead, and `reply` runs once it has been applied in the log's order.
     func submit(_ commands: [JSONValue], reply: @escaping Reply) {
         if let failure = self.failure { return reply(.failure(failure)) }
+        if self.sharedOrder != nil { return self.propose(.commands(commands), reply: reply) }
         let wall = self.clock.now
         defer { self.nextWakeUp = self.engine.nextWakeUp }
         do throws(APIError) {
@@ -84,6 +105,7 @@ final class LiveSimulation {
     /// revisions to the commit stage.
     func flush() {
         guard self.failure == nil else { return }
+        if self.sharedOrder != nil { return self.proposeTickIfDue() }
         self.advanceIfDue()
         guard !self.commitInFlight, !self.outbox.isEmpty else { return }
         let entries = self.outbox
@@ -124,7 +146,104 @@ final class LiveSimulation {
             self.publish(records)
         }
         // More may have been accepted while a commit was in flight: the next flush takes them.
-        guard self.isIdle else { return }
+        self.runWaitingIfIdle()
+    }
+
+    // MARK: The shared log (a cluster)
+
+    /// Appends `cause` to the shared log at this turn's wall instant; `reply` (if any) runs once
+    /// the entry has been applied here, or with `unavailable` if it could not be appended.
+    private func propose(_ cause: RevisionRecord.Cause, reply: Reply?) {
+        guard let order = self.sharedOrder, order.isAvailable else {
+            reply?(.failure(APIError(.unavailable, "the cluster's log (Redis) cannot be reached; retry later")))
+            return
+        }
+        let request = self.nextRequest
+        self.nextRequest += 1
+        if let reply { self.proposals[request] = reply }
+        order.append(cause, wall: self.clock.now, request: request) { [self] error in
+            guard let error else { return }
+            if case .tick = cause { self.tickProposed = false }
+            self.proposals.removeValue(forKey: request)?(.failure(error))
+            self.runWaitingIfIdle()
+        }
+    }
+
+    /// The clock holder's part: a tick entry when scheduled transitions are due.
+    private func proposeTickIfDue() {
+        guard let order = self.sharedOrder, order.holdsClock, !self.tickProposed, let due = self.engine.nextWakeUp,
+            due <= self.clock.now
+        else { return }
+        self.tickProposed = true
+        self.refreshWakeUp()
+        self.propose(.tick, reply: nil)
+    }
+
+    /// Applies entries of the shared log in the log's order (on every node alike), answers this
+    /// node's proposals among them, then publishes the revisions.
+    func applyOrdered(_ entries: [OrderedEntry]) {
+        var records: [RevisionRecord] = []
+        var replies: [(Reply, Result<Revision, APIError>)] = []
+        for entry in entries {
+            let wall = max(entry.wall, self.orderedWall)
+            self.orderedWall = wall
+            var result: Result<Revision, APIError>?
+            switch entry.cause {
+            case .commands(let commands):
+                do throws(APIError) {
+                    let revision = try self.engine.apply(commands, at: wall)
+                    records.append(RevisionRecord(cause: entry.cause, wall: wall, revision: revision))
+                    result = .success(revision)
+                } catch {
+                    result = .failure(error)
+                }
+            case .tick:
+                if let revision = self.engine.advance(to: wall) {
+                    records.append(RevisionRecord(cause: .tick, wall: wall, revision: revision))
+                }
+                if entry.request != nil { self.tickProposed = false }
+            }
+            if let request = entry.request, let result, let reply = self.proposals.removeValue(forKey: request) {
+                replies.append((reply, result))
+            }
+        }
+        self.refreshWakeUp()
+        for (reply, result) in replies { reply(result) }
+        if let last = records.last {
+            self.publishedRev = last.revision.rev
+            self.publish(records)
+        }
+        self.runWaitingIfIdle()
+    }
+
+    /// Replaces the engine with one loaded from the shared log's snapshot (a node joining late,
+    /// or one whose log was trimmed past its position).
+    func reload(_ engine: Engine, wall: Instant) {
+        self.engine = engine
+        self.orderedWall = wall
+        self.publishedRev = engine.rev
+        self.refreshWakeUp()
+    }
+
+    /// Answers every proposal still waiting with `error` (the log went away: whether they were
+    /// appended is not known; a retry may apply a batch twice).
+    func abandonProposals(_ error: APIError) {
+        let proposals = self.proposals
+        self.proposals = [:]
+        self.tickProposed = false
+        for request in proposals.keys.sorted() { proposals[request]?(.failure(error)) }
+        self.runWaitingIfIdle()
+    }
+
+    /// The wall instant the loop should next turn for this world: in a cluster, only the clock
+    /// holder's (and not while its tick is on its way).
+    func refreshWakeUp() {
+        guard let order = self.sharedOrder else { return self.nextWakeUp = self.engine.nextWakeUp }
+        self.nextWakeUp = order.holdsClock && !self.tickProposed ? self.engine.nextWakeUp : nil
+    }
+
+    private func runWaitingIfIdle() {
+        guard self.isIdle, !self.waiting.isEmpty else { return }
         let waiting = self.waiting
         self.waiting = []
         for body in waiting { body() }
@@ -140,4 +259,23 @@ final class LiveSimulation {
         self.waiting = []
         self.failed(failure)
     }
+}
+
+/// Where a cluster orders a world's inputs: its log on Redis Streams (`ClusterNode`).
+protocol SharedOrder: AnyObject {
+    /// False while the log cannot be reached: proposals are refused with `unavailable`.
+    var isAvailable: Bool { get }
+    /// Whether this node holds the world's clock lease, so proposes its ticks.
+    var holdsClock: Bool { get }
+    /// Appends one entry; `completion` runs on the loop only if it could not be appended.
+    func append(_ cause: RevisionRecord.Cause, wall: Instant, request: UInt64, completion: @escaping (APIError?) -> Void)
+}
+
+/// One entry of a world's shared log, as every node applies it.
+struct OrderedEntry {
+    var cause: RevisionRecord.Cause
+    /// The wall instant of the node that proposed it.
+    var wall: Instant
+    /// This node's request number when this node proposed it.
+    var request: UInt64?
 }

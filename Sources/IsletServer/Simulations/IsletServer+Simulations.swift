@@ -72,6 +72,12 @@ extension IsletServer {
             return try self.establish(id, engine: engine, tokens: request.tokens, demo: request.demo, context)
         }
         let source = try self.simulation(named: from.simulation)
+        if self.cluster != nil {
+            // A replica's engine is always at an applied revision: the fork starts from it.
+            return try self.establish(
+                id, engine: try self.engine(of: source, at: from.rev), clock: request.clock(at: self.now),
+                tokens: request.tokens, demo: request.demo, context)
+        }
         // The source's engine is its published state only when its pipeline is idle.
         return self.whenPublished(context, in: source) { [unowned self] source throws(APIError) in
             let engine = try self.engine(of: source, at: from.rev)
@@ -85,6 +91,28 @@ extension IsletServer {
             guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
             return response
         }
+    }
+
+    /// A cluster's create: the world starts on every node from the log; the reply waits for
+    /// this node to serve it (and, with `demo`, for the demo's setup to come back applied).
+    private func establishInCluster(
+        _ cluster: ClusterNode, _ id: String, genesis: Engine, tokens: SimulationTokens?, demo: Bool,
+        _ context: RouteContext
+    ) -> RouteReply {
+        cluster.create(id, genesis: genesis, tokens: tokens) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .failure(let error): context.respondLater(error.httpResponse())
+            case .success(let simulation):
+                guard demo else { return context.respondLater(Self.createdResponse(simulation)) }
+                self.loadDemo(into: simulation)
+                let reply = self.whenPublished(context, in: simulation) { simulation throws(APIError) in
+                    Self.createdResponse(simulation)
+                }
+                if case .now(let response) = reply { context.respondLater(response) }
+            }
+        }
+        return .later
     }
 
     /// The clock a new world gets when the request names none: the one `--virtual-clock` asks for.
@@ -115,6 +143,9 @@ extension IsletServer {
         var random = SystemRandomNumberGenerator()
         let salt = (random.next() | 1) & ((1 << 53) - 1)
         let genesis = engine.forked(clock: clock, atWall: self.now, tokenSalt: salt)
+        if let cluster = self.cluster {
+            return self.establishInCluster(cluster, id, genesis: genesis, tokens: tokens, demo: demo, context)
+        }
         // A fork stores a reference to its source at once and its (possibly large) genesis
         // snapshot afterwards, off the loop: the reply does not wait for the encoding.
         let reference = source.map {
@@ -195,6 +226,16 @@ extension IsletServer {
                     reply = .now(error.httpResponse())
                 }
                 if case .now(let response) = reply { context.respondLater(response) }
+            }
+            return .later
+        }
+        if let cluster = self.cluster {
+            cluster.delete(simulation) { result in
+                switch result {
+                case .failure(let error): context.respondLater(error.httpResponse())
+                case .success:
+                    context.respondLater(.json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded))
+                }
             }
             return .later
         }

@@ -1,0 +1,562 @@
+import Dispatch
+import IsletCore
+import IsletRender
+import IsletTransport
+import Logging
+
+/// This process as one node of a cluster: every simulation's order lives in Redis Streams
+/// (`ClusterLog`), and this node replays all of them with the same engine, so `(epoch, rev)`
+/// names the same document on every node.
+///
+/// Two connections on the server's loop: `writer` appends (batches, ticks, creations,
+/// snapshots, leases) and `reader` waits in `XREAD BLOCK` on the control stream and every
+/// world's stream; a change of the set of worlds wakes it with `CLIENT UNBLOCK`. When Redis
+/// goes away, proposals are answered `unavailable`, reads keep serving the last applied state,
+/// and the node reconnects with backoff and reads on from where it was. Loop-confined.
+final class ClusterNode {
+    let settings: IsletConfiguration.Cluster
+    private let loop: EventLoop
+    private let logger: Logger
+    private unowned let server: IsletServer
+    private var writer: RedisConnection?
+    private var reader: RedisConnection?
+    private var readerID: Int64?
+    private var connections = 0
+    /// Both connections are up (and the database selected).
+    private(set) var isConnected = false
+    private var backoff = Duration.milliseconds(100)
+    private var retryTimer: LoopTimer?
+    private var leaseTimer: LoopTimer?
+    private var isClosed = false
+
+    /// Every world this node replays, by simulation id.
+    private var worlds: [String: ClusterWorld] = [:]
+    private var control = ClusterLog.Cursor.start
+    /// Creations applied from the control stream whose genesis snapshot is being loaded.
+    private var loading: [String: String] = [:]
+    private var reading = false
+    /// True once the control stream and every world were read to their end at least once.
+    private(set) var hasJoined = false
+    /// True while the last read came back full (more is waiting) or worlds are loading.
+    private(set) var isLagging = true
+    private var nextRequest: UInt64 = 1
+    private var creations: [UInt64: (Result<Simulation, APIError>) -> Void] = [:]
+    private var deletions: [UInt64: (Result<Void, APIError>) -> Void] = [:]
+    /// Set when this node created `default` with the demo: it loads the demo once `default` is served.
+    private var loadsDemo = false
+    /// Counts connection attempts, so a late callback of an abandoned attempt is ignored.
+    private var generation = 0
+
+    /// Entries read per stream per `XREAD`.
+    static let readCount = 1000
+
+    init(settings: IsletConfiguration.Cluster, server: IsletServer, loop: EventLoop, logger: Logger) {
+        self.settings = settings
+        self.server = server
+        self.loop = loop
+        var logger = logger
+        logger[metadataKey: "islet.node"] = "\(settings.nodeID)"
+        self.logger = logger
+    }
+
+    /// Connects, creates `default` if no node has yet (with the demo when `demo` is set), and
+    /// starts reading.
+    func start(demo: Bool) {
+        self.connect { [self] in
+            self.ensureDefault(demo: demo)
+        }
+        let interval = Duration.milliseconds(max(50, self.settings.leaseMilliseconds / 3))
+        self.leaseTimer = self.loop.scheduleTimer(after: interval, repeating: interval) { [weak self] in self?.sweepLeases() }
+    }
+
+    /// Closes both connections for good (at shutdown).
+    func close() {
+        self.isClosed = true
+        self.leaseTimer?.cancel()
+        self.retryTimer?.cancel()
+        self.writer?.close()
+        self.reader?.close()
+    }
+
+    /// `ok`, `lagging` (behind the log: the balancer should take this node out) or `unavailable`
+    /// (Redis cannot be reached: every node is as far as this one, so reads stay served).
+    var health: String {
+        if !self.isConnected { return self.hasJoined ? "unavailable" : "lagging" }
+        return self.isLagging || !self.hasJoined ? "lagging" : "ok"
+    }
+
+    // MARK: Connections
+
+    private func connect(then: @escaping () -> Void) {
+        guard !self.isClosed else { return }
+        self.connections = 0
+        self.generation += 1
+        let generation = self.generation
+        let settings = self.settings
+        let up: (RedisConnectionError?) -> Void = { [weak self] error in
+            guard let self, self.generation == generation else { return }
+            if let error { return self.lost(error) }
+            self.connections += 1
+            guard self.connections == 2 else { return }
+            self.selectDatabase(then: then)
+        }
+        let down: (RedisConnectionError?) -> Void = { [weak self] error in
+            guard let self, self.generation == generation else { return }
+            self.lost(error ?? RedisConnectionError("closed"))
+        }
+        self.writer = RedisConnection(loop: self.loop, host: settings.host, port: settings.port, connected: up, disconnected: down)
+        self.reader = RedisConnection(loop: self.loop, host: settings.host, port: settings.port, connected: up, disconnected: down)
+    }
+
+    private func selectDatabase(then: @escaping () -> Void) {
+        let database = String(self.settings.database)
+        var pending = 3
+        var failed: String?
+        let step: (Result<RedisReply, RedisConnectionError>) -> Void = { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(.error(let message)): failed = message
+            case .failure(let error): failed = error.message
+            case .success(.integer(let id)): self.readerID = id
+            default: break
+            }
+            pending -= 1
+            guard pending == 0 else { return }
+            if let failed { return self.lost(RedisConnectionError(failed)) }
+            self.isConnected = true
+            self.backoff = .milliseconds(100)
+            self.logger.info("cluster connected", metadata: ["islet.redis": "\(self.settings.host):\(self.settings.port)"])
+            for world in self.worlds.values { world.simulation?.live.refreshWakeUp() }
+            then()
+            self.sweepLeases()
+            self.read()
+        }
+        self.writer?.send(["SELECT", database], reply: step)
+        self.reader?.send(["SELECT", database], reply: step)
+        self.reader?.send(["CLIENT", "ID"], reply: step)
+    }
+
+    /// A connection ended: everything waiting on the log is answered `unavailable`, the node
+    /// keeps serving what it has applied, and reconnects after a backoff.
+    private func lost(_ error: RedisConnectionError) {
+        guard self.writer != nil || self.reader != nil else { return }
+        let wasConnected = self.isConnected
+        self.isConnected = false
+        self.reading = false
+        let writer = self.writer
+        let reader = self.reader
+        self.writer = nil
+        self.reader = nil
+        writer?.close()
+        reader?.close()
+        let unavailable = APIError(.unavailable, "the cluster's log (Redis) cannot be reached: \(error.message); retry later")
+        for world in self.worlds.values {
+            world.leased = false
+            world.simulation?.live.abandonProposals(unavailable)
+        }
+        let creations = self.creations
+        let deletions = self.deletions
+        self.creations = [:]
+        self.deletions = [:]
+        for request in creations.keys.sorted() { creations[request]?(.failure(unavailable)) }
+        for request in deletions.keys.sorted() { deletions[request]?(.failure(unavailable)) }
+        guard !self.isClosed else { return }
+        if wasConnected { self.logger.error("cluster connection lost", metadata: ["error": "\(error)"]) }
+        let delay = self.backoff
+        self.backoff = min(self.backoff * 2, .seconds(5))
+        self.retryTimer = self.loop.scheduleTimer(after: delay) { [weak self] in
+            self?.connect { [weak self] in
+                guard let self, !self.hasJoined else { return }
+                self.ensureDefault(demo: false)
+            }
+        }
+    }
+
+    /// Sends a command on the writer; a Redis error reply becomes a failure.
+    private func write(_ arguments: [[UInt8]], reply: @escaping (Result<RedisReply, APIError>) -> Void) {
+        guard let writer = self.writer, self.isConnected else {
+            return reply(.failure(APIError(.unavailable, "the cluster's log (Redis) cannot be reached; retry later")))
+        }
+        writer.send(arguments) { result in
+            switch result {
+            case .success(.error(let message)): reply(.failure(APIError(.unavailable, "Redis refused: \(message)")))
+            case .success(let value): reply(.success(value))
+            case .failure(let error): reply(.failure(APIError(.unavailable, "Redis: \(error.message)")))
+            }
+        }
+    }
+
+    private func append(to stream: String, _ fields: [[UInt8]], reply: @escaping (Result<RedisReply, APIError>) -> Void) {
+        let arguments: [[UInt8]] =
+            [Array("EVAL".utf8), Array(ClusterLog.appendScript.utf8), Array("2".utf8), Array(stream.utf8),
+             Array(ClusterLog.sequence(stream).utf8)] + fields
+        self.write(arguments, reply: reply)
+    }
+
+    // MARK: Creating and deleting worlds
+
+    /// `default` is the control stream's entry `0-1`: the first node to start writes it (and its
+    /// genesis snapshot); the others find it there.
+    private func ensureDefault(demo: Bool) {
+        let epoch = randomEpoch()
+        let genesis = IsletServer.freshEngine(self.server.configuration, at: self.server.now)
+        self.writeGenesis(genesis, epoch: epoch) { [self] error in
+            if let error { return self.logger.error("cluster: default's genesis not written", metadata: ["error": "\(error)"]) }
+            let fields = ClusterLog.fields(
+                .create(id: SimulationName.default, epoch: epoch, created: self.server.now, tokens: nil),
+                node: self.settings.nodeID, request: 0)
+            let arguments = [Array("XADD".utf8), Array(ClusterLog.control.utf8), Array("0-1".utf8), Array("s".utf8),
+                             Array("0".utf8)] + fields
+            self.write(arguments) { [self] result in
+                guard case .success = result else {
+                    // Another node created it first: its genesis is the one in the log.
+                    self.write(["DEL", ClusterLog.snapshot(epoch)].map { Array($0.utf8) }) { _ in }
+                    return
+                }
+                self.logger.info("cluster: created the default simulation", metadata: ["islet.sim.epoch": "\(epoch)"])
+                // Its load (a reply on this same connection) comes after this one.
+                self.loadsDemo = demo
+            }
+        }
+    }
+
+    private func writeGenesis(_ engine: Engine, epoch: String, completion: @escaping (APIError?) -> Void) {
+        let payload = SnapshotPayload(engine: engine.snapshotBytes, history: []).encoded()
+        let arguments: [[UInt8]] = [
+            Array("HSET".utf8), Array(ClusterLog.snapshot(epoch).utf8), Array("entry".utf8), Array("0-0".utf8),
+            Array("seq".utf8), Array("0".utf8), Array("wall".utf8), Array(String(self.server.now.millisecondsSinceEpoch).utf8),
+            Array("payload".utf8), payload,
+        ]
+        self.write(arguments) { result in
+            if case .failure(let error) = result { return completion(error) }
+            completion(nil)
+        }
+    }
+
+    /// Creates a world on every node: its genesis snapshot, then its creation in the control
+    /// stream; `reply` runs once this node has applied that creation.
+    func create(
+        _ id: String, genesis: Engine, tokens: SimulationTokens?, reply: @escaping (Result<Simulation, APIError>) -> Void
+    ) {
+        let epoch = randomEpoch()
+        self.writeGenesis(genesis, epoch: epoch) { [self] error in
+            if let error { return reply(.failure(error)) }
+            let request = self.nextRequest
+            self.nextRequest += 1
+            self.creations[request] = reply
+            let fields = ClusterLog.fields(
+                .create(id: id, epoch: epoch, created: self.server.now, tokens: tokens), node: self.settings.nodeID,
+                request: request)
+            self.append(to: ClusterLog.control, fields) { [self] result in
+                guard case .failure(let error) = result else { return }
+                self.write(["DEL", ClusterLog.snapshot(epoch)].map { Array($0.utf8) }) { _ in }
+                self.creations.removeValue(forKey: request)?(.failure(error))
+            }
+        }
+    }
+
+    /// Deletes a world on every node; `reply` runs once this node has applied the deletion.
+    func delete(_ simulation: Simulation, reply: @escaping (Result<Void, APIError>) -> Void) {
+        guard let world = self.worlds[simulation.id] else {
+            return reply(.failure(APIError(.notFound, "no simulation \"\(simulation.id)\"")))
+        }
+        let request = self.nextRequest
+        self.nextRequest += 1
+        self.deletions[request] = reply
+        let fields = ClusterLog.fields(.delete(id: world.id, epoch: world.epoch), node: self.settings.nodeID, request: request)
+        self.append(to: ClusterLog.control, fields) { [self] result in
+            guard case .failure(let error) = result else { return }
+            self.deletions.removeValue(forKey: request)?(.failure(error))
+        }
+    }
+
+    /// Applies one control entry, in the control stream's order.
+    private func apply(control entry: ClusterLog.Entry) {
+        let change: ClusterLog.Change
+        do throws(APIError) { change = try ClusterLog.change(entry) } catch {
+            return self.logger.error("cluster: a control entry is skipped", metadata: ["error": "\(error)"])
+        }
+        let request = entry.text("n") == self.settings.nodeID ? entry.text("r").flatMap { UInt64($0) } : nil
+        switch change {
+        case .create(let id, let epoch, let created, let tokens):
+            let exists = id != SimulationName.default && (self.worlds[id] != nil || self.loading[id] != nil)
+            if exists || (self.worlds.count + self.loading.count >= self.server.configuration.maxSimulations) {
+                let error =
+                    exists
+                    ? APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+                    : APIError(.limitExceeded, "at most \(self.server.configuration.maxSimulations) simulations (--max-simulations)")
+                if let request { self.creations.removeValue(forKey: request)?(.failure(error)) }
+                return
+            }
+            self.loading[id] = epoch
+            self.load(id, epoch: epoch, created: created, tokens: tokens, request: request)
+        case .delete(let id, let epoch):
+            if self.loading[id] == epoch { self.loading[id] = nil }
+            if let world = self.worlds[id], world.epoch == epoch {
+                self.worlds[id] = nil
+                self.server.detach(id)
+                self.logger.info("simulation deleted", metadata: ["islet.sim": "\(id)"])
+                self.wakeReader()
+            }
+            guard let request, let reply = self.deletions.removeValue(forKey: request) else { return }
+            self.write((["DEL"] + ClusterLog.keys(of: epoch)).map { Array($0.utf8) }) { _ in }
+            reply(.success(()))
+        }
+    }
+
+    /// Loads a created world's latest snapshot (its genesis, or a later one on a node that joins
+    /// late) and starts replaying its stream from there.
+    private func load(_ id: String, epoch: String, created: Instant, tokens: SimulationTokens?, request: UInt64?) {
+        self.readSnapshot(epoch) { [self] result in
+            guard self.loading[id] == epoch else { return }
+            self.loading[id] = nil
+            switch result {
+            case .failure(let error):
+                self.logger.error("cluster: a simulation cannot be loaded", metadata: ["islet.sim": "\(id)", "error": "\(error)"])
+                if let request { self.creations.removeValue(forKey: request)?(.failure(error)) }
+            case .success(let snapshot):
+                let world = ClusterWorld(node: self, id: id, epoch: epoch, cursor: snapshot.cursor)
+                let simulation = self.server.serve(
+                    id, engine: snapshot.engine, epoch: epoch, history: snapshot.history, created: created, tokens: tokens)
+                simulation.live.reload(snapshot.engine, wall: snapshot.wall)
+                world.simulation = simulation
+                simulation.live.sharedOrder = world
+                self.worlds[id] = world
+                self.wakeReader()
+                self.sweepLeases()
+                if let request { self.creations.removeValue(forKey: request)?(.success(simulation)) }
+                if id == SimulationName.default, self.loadsDemo {
+                    self.loadsDemo = false
+                    self.server.loadDemo(into: simulation)
+                }
+            }
+            self.updateLag(full: false)
+        }
+    }
+
+    private struct LoadedSnapshot {
+        var engine: Engine
+        var history: RevisionHistory
+        var cursor: ClusterLog.Cursor
+        var wall: Instant
+    }
+
+    private func readSnapshot(_ epoch: String, completion: @escaping (Result<LoadedSnapshot, APIError>) -> Void) {
+        let configuration = self.server.configuration
+        self.write(["HGETALL", ClusterLog.snapshot(epoch)].map { Array($0.utf8) }) { result in
+            let reply: RedisReply
+            switch result {
+            case .failure(let error): return completion(.failure(error))
+            case .success(let value): reply = value
+            }
+            var fields: [String: [UInt8]] = [:]
+            let values = reply.elements ?? []
+            var index = 0
+            while index + 1 < values.count {
+                if let name = values[index].text, let value = values[index + 1].bytes { fields[name] = value }
+                index += 2
+            }
+            func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
+            guard let entry = text("entry"), let seq = text("seq").flatMap({ UInt64($0) }),
+                let wall = text("wall").flatMap({ Int64($0) }), let payload = fields["payload"]
+            else {
+                return completion(.failure(APIError(.internal, "no snapshot of \(epoch) in Redis")))
+            }
+            do {
+                let decoded = try SnapshotPayload(decoding: payload)
+                let engine = try Engine(snapshot: try decoded.engineValue(), renderer: MustacheRenderer())
+                var history = RevisionHistory(
+                    maxRevisions: configuration.stream.historyRevisions, maxBytes: configuration.stream.historyBytes)
+                for item in decoded.history { history.append(rev: item.rev, encodedOps: item.encodedOps) }
+                completion(
+                    .success(
+                        LoadedSnapshot(
+                            engine: engine, history: history, cursor: ClusterLog.Cursor(entry: entry, seq: seq),
+                            wall: Instant(millisecondsSinceEpoch: wall))))
+            } catch {
+                completion(.failure(APIError(.internal, "the snapshot of \(epoch) cannot be restored (\(error))")))
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// One `XREAD BLOCK` over the control stream and every loaded world; each reply is applied
+    /// and the next read sent.
+    private func read() {
+        guard let reader = self.reader, self.isConnected, !self.reading else { return }
+        self.reading = true
+        let worlds = self.worlds.values.sorted { $0.id < $1.id }
+        var arguments = ["XREAD", "COUNT", String(Self.readCount), "BLOCK", "2000", "STREAMS", ClusterLog.control]
+        arguments += worlds.map { ClusterLog.stream($0.epoch) }
+        arguments.append(self.control.entry)
+        arguments += worlds.map(\.cursor.entry)
+        reader.send(arguments) { [weak self] result in
+            guard let self, self.reading else { return }
+            self.reading = false
+            switch result {
+            case .failure(let error): return self.lost(error)
+            case .success(.error(let message)): return self.lost(RedisConnectionError(message))
+            case .success(let reply): self.received(ClusterLog.streams(reply))
+            }
+            self.read()
+        }
+    }
+
+    /// Wakes the reader's `XREAD` so the next one covers the current set of worlds.
+    private func wakeReader() {
+        guard self.reading, let id = self.readerID else { return }
+        self.write(["CLIENT", "UNBLOCK", String(id)].map { Array($0.utf8) }) { _ in }
+    }
+
+    private func received(_ streams: [String: [ClusterLog.Entry]]) {
+        var full = false
+        if let entries = streams[ClusterLog.control] {
+            full = full || entries.count >= Self.readCount
+            for entry in entries {
+                self.control = ClusterLog.Cursor(entry: entry.id, seq: entry.seq ?? self.control.seq)
+                self.apply(control: entry)
+            }
+        }
+        for world in self.worlds.values {
+            guard let entries = streams[ClusterLog.stream(world.epoch)], !entries.isEmpty else { continue }
+            full = full || entries.count >= Self.readCount
+            self.apply(entries, to: world)
+        }
+        self.updateLag(full: full)
+    }
+
+    private func updateLag(full: Bool) {
+        self.isLagging = full || !self.loading.isEmpty
+        guard !self.isLagging, !self.hasJoined, self.isConnected, self.worlds[SimulationName.default] != nil else { return }
+        self.hasJoined = true
+        self.logger.info("cluster joined", metadata: ["islet.sims": "\(self.worlds.count)"])
+    }
+
+    private func apply(_ entries: [ClusterLog.Entry], to world: ClusterWorld) {
+        guard let live = world.simulation?.live else { return }
+        var ordered: [OrderedEntry] = []
+        for entry in entries {
+            if let seq = entry.seq, seq != world.cursor.seq + 1 {
+                // The stream was trimmed past this node's position: start again from the snapshot.
+                live.applyOrdered(ordered)
+                return self.reloadAfterGap(world, expected: world.cursor.seq + 1, found: seq)
+            }
+            world.cursor = ClusterLog.Cursor(entry: entry.id, seq: entry.seq ?? world.cursor.seq + 1)
+            world.sinceSnapshot += 1
+            do throws(APIError) {
+                ordered.append(try ClusterLog.orderedEntry(entry, node: self.settings.nodeID))
+            } catch {
+                self.logger.error("cluster: an entry is skipped", metadata: ["islet.sim": "\(world.id)", "error": "\(error)"])
+            }
+        }
+        live.applyOrdered(ordered)
+        self.snapshotIfDue(world)
+    }
+
+    private func reloadAfterGap(_ world: ClusterWorld, expected: UInt64, found: UInt64) {
+        self.logger.warning(
+            "cluster: the log was trimmed past this node; reloading from the snapshot",
+            metadata: ["islet.sim": "\(world.id)", "islet.expected": "\(expected)", "islet.found": "\(found)"])
+        world.reloading = true
+        self.readSnapshot(world.epoch) { [self] result in
+            world.reloading = false
+            guard case .success(let snapshot) = result, let simulation = world.simulation else { return }
+            world.cursor = snapshot.cursor
+            simulation.live.reload(snapshot.engine, wall: snapshot.wall)
+            self.server.hub.restore(history: snapshot.history, in: simulation.stream)
+            self.server.closeStreams(of: simulation.id, reason: "replica reloaded")
+            self.wakeReader()
+        }
+    }
+
+    // MARK: Clock leases and snapshots
+
+    /// Renews this node's clock leases and takes the free ones.
+    private func sweepLeases() {
+        guard self.isConnected, !self.worlds.isEmpty else { return }
+        let worlds = self.worlds.values.sorted { $0.id < $1.id }
+        var arguments = ["EVAL", ClusterLog.leaseScript, String(worlds.count)]
+        arguments += worlds.map { ClusterLog.lease($0.epoch) }
+        arguments += [self.settings.nodeID, String(self.settings.leaseMilliseconds)]
+        self.write(arguments.map { Array($0.utf8) }) { [weak self] result in
+            guard let self, case .success(let reply) = result, let held = reply.elements else { return }
+            for (world, flag) in zip(worlds, held) {
+                let holds = flag == .integer(1)
+                guard world.leased != holds else { continue }
+                world.leased = holds
+                world.simulation?.live.refreshWakeUp()
+                if holds { self.logger.info("cluster: clock lease taken", metadata: ["islet.sim": "\(world.id)"]) }
+            }
+        }
+    }
+
+    /// The clock holder writes a snapshot every `snapshotEveryEntries` entries (encoded off the
+    /// loop), and the stream is trimmed below the snapshot before it.
+    private func snapshotIfDue(_ world: ClusterWorld) {
+        guard world.leased, !world.snapshotInFlight, world.sinceSnapshot >= self.settings.snapshotEveryEntries,
+            let simulation = world.simulation, simulation.live.isIdle
+        else { return }
+        world.snapshotInFlight = true
+        world.sinceSnapshot = 0
+        let cursor = world.cursor
+        let wall = simulation.live.orderedWall
+        let state = simulation.publishedState(wall: wall)
+        let epoch = world.epoch
+        let this = Unchecked(self)
+        let target = Unchecked(world)
+        DispatchQueue.global(qos: .utility).async { [loop] in
+            let payload = SnapshotPayload(engine: state.engine.snapshotBytes, history: state.history.allEntries).encoded()
+            _ = loop.execute {
+                let arguments: [[UInt8]] = [
+                    Array("EVAL".utf8), Array(ClusterLog.snapshotScript.utf8), Array("3".utf8),
+                    Array(ClusterLog.snapshot(epoch).utf8), Array(ClusterLog.previousSnapshot(epoch).utf8),
+                    Array(ClusterLog.stream(epoch).utf8), Array(cursor.entry.utf8), Array(String(cursor.seq).utf8),
+                    Array(String(wall.millisecondsSinceEpoch).utf8), payload,
+                ]
+                this.value.write(arguments) { result in
+                    target.value.snapshotInFlight = false
+                    if case .failure(let error) = result {
+                        this.value.logger.error(
+                            "cluster: snapshot failed", metadata: ["islet.sim": "\(target.value.id)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+
+    fileprivate func append(_ world: ClusterWorld, _ cause: RevisionRecord.Cause, wall: Instant, request: UInt64,
+                            completion: @escaping (APIError?) -> Void) {
+        self.append(to: ClusterLog.stream(world.epoch), ClusterLog.fields(cause, wall: wall, node: self.settings.nodeID, request: request)) { result in
+            if case .failure(let error) = result { completion(error) }
+        }
+    }
+}
+
+/// One world as a cluster node replays it: where it is in its stream, whether this node holds
+/// its clock. It is the world's `SharedOrder`.
+final class ClusterWorld: SharedOrder {
+    unowned let node: ClusterNode
+    let id: String
+    let epoch: String
+    var cursor: ClusterLog.Cursor
+    weak var simulation: Simulation?
+    var leased = false
+    var sinceSnapshot = 0
+    var snapshotInFlight = false
+    var reloading = false
+
+    init(node: ClusterNode, id: String, epoch: String, cursor: ClusterLog.Cursor) {
+        self.node = node
+        self.id = id
+        self.epoch = epoch
+        self.cursor = cursor
+    }
+
+    var isAvailable: Bool { self.node.isConnected && !self.reloading }
+    var holdsClock: Bool { self.leased && self.node.isConnected }
+
+    func append(_ cause: RevisionRecord.Cause, wall: Instant, request: UInt64, completion: @escaping (APIError?) -> Void) {
+        self.node.append(self, cause, wall: wall, request: request, completion: completion)
+    }
+}
