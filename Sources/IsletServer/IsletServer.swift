@@ -179,6 +179,13 @@ public final class IsletServer {
             }
             return .now(.json(["status": "ok"]))
         }
+        self.router.add(.GET, "/v1/cluster") { (_: RouteContext) throws(APIError) -> RouteReply in
+            guard let server = this.value else { throw APIError(.internal, "server gone") }
+            guard let cluster = server.cluster else {
+                throw APIError(.notFound, "this server is not a cluster node (islet serve --cluster redis://…)")
+            }
+            return .now(.json200(cluster.summary.encoded))
+        }
         self.router.add(.GET, "/metrics") { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
             let body = server.metrics.render(

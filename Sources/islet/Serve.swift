@@ -97,6 +97,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Milliseconds a cluster clock lease lasts unrenewed (ISLET_CLUSTER_LEASE_MS). Default: 3000.")
     var clusterLeaseMs: Int?
 
+    @Option(help: "Snapshot each world to Redis every N log entries (ISLET_CLUSTER_SNAPSHOT_EVERY). Default: 1000.")
+    var clusterSnapshotEvery: Int?
+
     @Option(
         help: "normal survives a killed process; full also survives power loss (ISLET_DURABILITY). Default: normal.")
     var durability: String?
@@ -237,6 +240,9 @@ struct Serve: AsyncParsableCommand {
             }
             if let lease: Int = try self.clusterLeaseMs ?? environment.number("ISLET_CLUSTER_LEASE_MS") {
                 configuration.cluster?.leaseMilliseconds = lease
+            }
+            if let every: Int = try self.clusterSnapshotEvery ?? environment.number("ISLET_CLUSTER_SNAPSHOT_EVERY") {
+                configuration.cluster?.snapshotEveryEntries = every
             }
         }
         return configuration

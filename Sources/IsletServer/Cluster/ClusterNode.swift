@@ -85,6 +85,17 @@ final class ClusterNode {
         return self.isLagging || !self.hasJoined ? "lagging" : "ok"
     }
 
+    /// `GET /v1/cluster`: who this node is, how it stands, and the clocks it holds.
+    var summary: JSONValue {
+        let held = self.worlds.values.filter(\.leased).map(\.id).sorted()
+        return [
+            "node": .string(self.settings.nodeID), "status": .string(self.health),
+            "redis": .string("redis://\(self.settings.host):\(self.settings.port)/\(self.settings.database)"),
+            "simulations": .number(Double(self.worlds.count)), "clockLeases": .array(held.map(JSONValue.string)),
+            "control": .string(self.control.entry),
+        ]
+    }
+
     // MARK: Connections
 
     private func connect(then: @escaping () -> Void) {

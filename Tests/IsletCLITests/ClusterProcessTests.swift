@@ -1,0 +1,236 @@
+import Foundation
+import IsletCore
+import IsletTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several real `islet serve --cluster` processes on one real `redis-server`: one order per
+/// world, the same documents and patch bytes on every node, through kills and a Redis restart.
+@Suite("A cluster of islet nodes on Redis Streams", .serialized)
+struct ClusterProcessTests {
+    @Test("commands sent to different nodes in a random interleaving leave every node with the same patches at every revision and the same document")
+    func interleavedCommands() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let nodes = try ["a", "b", "c"].map { try ClusterNodeProcess.start($0, redis: redis) }
+            defer { for node in nodes { node.stop() } }
+            let watchers = try nodes.map { node in
+                let watcher = try TestWebSocketClient.connect(port: node.port)
+                _ = try watcher.readJSON()  // hello
+                try watcher.subscribe("all", path: "")
+                try watcher.read(until: "snapshot", id: "all")
+                return watcher
+            }
+            var setup = RandomCommands(seed: 7)
+            #expect(try TestHTTP.commands(port: nodes[0].port, setup.setUp()).status == 200)
+            let ports = nodes.map(\.port)
+            let highest = Mutex<UInt64>(0)
+            onThreads(3) { index in
+                var random = RandomCommands(seed: 100 + UInt64(index))
+                for _ in 0..<40 {
+                    let port = random.pick(ports)
+                    guard let reply = try? TestHTTP.commands(port: port, random.batch(now: TestServer.start)),
+                        reply.status == 200, let rev = try? reply.json()["rev"]?.numberValue
+                    else { continue }
+                    highest.withLock { $0 = max($0, UInt64(rev)) }
+                }
+            }
+            let last = highest.withLock { $0 }
+            #expect(last > 20)
+            for node in nodes {
+                try waitUntil(timeout: .seconds(10), "\(node.node) applied rev \(last)") { try node.rev() == last }
+            }
+            let documents = try nodes.map { try $0.document() }
+            #expect(documents[1] == documents[0] && documents[2] == documents[0])
+            // The patch frames themselves, rev by rev.
+            var patches: [[UInt64: String]] = []
+            for watcher in watchers {
+                var byRev: [UInt64: String] = [:]
+                var rev: UInt64 = 0
+                while rev < last {
+                    let text = try watcher.readText()
+                    let message = try JSONParser.stored.parse(Array(text.utf8))
+                    guard message["type"] == "patch", let value = message["rev"]?.numberValue else { continue }
+                    rev = UInt64(value)
+                    byRev[rev] = text
+                }
+                patches.append(byRev)
+            }
+            #expect(patches[0].count >= 20)
+            #expect(patches[1] == patches[0] && patches[2] == patches[0])
+        }
+    }
+
+    @Test("a subscriber on one node sees a command sent to another; creations, forks and deletions reach every node")
+    func acrossNodes() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let a = try ClusterNodeProcess.start("a", redis: redis)
+            let b = try ClusterNodeProcess.start("b", redis: redis)
+            defer { a.stop(); b.stop() }
+            let created = try TestHTTP.createSimulation(
+                port: a.port, ["id": "team-b", "clock": ["mode": "virtual", "now": "2026-01-01T08:00:00Z"]])
+            #expect(created.status == 201)
+            let epoch = try created.json()["epoch"]?.stringValue
+            try waitUntil(timeout: .seconds(5), "team-b exists on b") {
+                (try? TestHTTP.request(port: b.port, "/v1/simulations/team-b").status) == 200
+            }
+            let watcher = try TestWebSocketClient.connect(port: b.port)
+            _ = try watcher.readJSON()
+            try watcher.subscribe("clock", path: "/clock", simulation: "team-b")
+            let snapshot = try watcher.read(until: "snapshot", id: "clock")
+            #expect(snapshot["epoch"]?.stringValue == epoch)
+            let reply = try TestHTTP.commands(port: a.port, [["type": "clock.advance", "seconds": 90]], simulation: "team-b")
+            #expect(reply.status == 200)
+            let patch = try watcher.read(until: "patch")
+            #expect(patch["rev"]?.numberValue == 1 && patch["simulation"] == "team-b")
+            #expect(patch.encodedString.contains("2026-01-01T08:01:30"))
+            // A fork made on b, of the revision both nodes hold, is the same world on a.
+            let fork = try TestHTTP.createSimulation(port: b.port, ["id": "fork", "from": ["simulation": "team-b"]])
+            #expect(fork.status == 201)
+            try waitUntil(timeout: .seconds(5), "the fork exists on a") {
+                (try? TestHTTP.request(port: a.port, "/v1/simulations/fork").status) == 200
+            }
+            #expect(try a.document("fork") == b.document("fork"))
+            // A duplicate id is refused wherever it is asked.
+            #expect(try TestHTTP.createSimulation(port: b.port, ["id": "team-b"]).status == 409)
+            // Deleting on a: b's subscriber is told, and the world is gone from both.
+            #expect(try TestHTTP.request(port: a.port, "DELETE", "/v1/simulations/team-b").status == 200)
+            let resync = try watcher.read(until: "resync")
+            #expect(resync["reason"] == "deleted" && resync["simulation"] == "team-b")
+            #expect(try TestHTTP.request(port: b.port, "/v1/simulations/team-b").status == 404)
+            #expect(try TestHTTP.request(port: a.port, "/v1/simulations/team-b").status == 404)
+        }
+    }
+
+    @Test("kill -9 of a node under command load: every acknowledged batch is on every survivor, its subscriber resumes on another node with exactly the missed patches, and its clock lease moves")
+    func killANode() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let lease = ["--cluster-lease-ms", "600"]
+            let a = try ClusterNodeProcess.start("a", redis: redis, lease)
+            let b = try ClusterNodeProcess.start("b", redis: redis, lease)
+            let c = try ClusterNodeProcess.start("c", redis: redis, lease)
+            defer { b.stop(); c.stop() }
+            // a took the clock of `default` first (it started first and sweeps at once).
+            try waitUntil(timeout: .seconds(5), "a holds default's clock") {
+                try a.cluster()["clockLeases"]?.arrayValue?.contains("default") == true
+            }
+            var setup = RandomCommands(seed: 11)
+            #expect(try TestHTTP.commands(port: b.port, setup.setUp()).status == 200)
+            let watcher = try TestWebSocketClient.connect(port: a.port)
+            _ = try watcher.readJSON()
+            try watcher.subscribe("all", path: "")
+            let first = try watcher.read(until: "snapshot", id: "all")
+            var mirror = StreamMirror()
+            mirror.expect("all", path: "")
+            try mirror.apply(first)
+            let acked = Mutex<[UInt64: [JSONValue]]>([:])
+            let ports = [a.port, b.port, c.port]
+            onThreads(3) { index in
+                if index == 0 {
+                    while acked.withLock({ $0.count }) < 15 { usleep(1000) }
+                    a.kill()
+                    return
+                }
+                var random = RandomCommands(seed: 200 + UInt64(index))
+                for _ in 0..<60 {
+                    let batch = random.batch(now: TestServer.start)
+                    guard let reply = try? TestHTTP.commands(port: random.pick(ports), batch),
+                        reply.status == 200, let rev = try? reply.json()["rev"]?.numberValue
+                    else { continue }
+                    acked.withLock { $0[UInt64(rev)] = batch }
+                }
+            }
+            // What the subscriber on a saw before the kill.
+            while let message = try? watcher.readJSON() { try mirror.apply(message) }
+            let seen = mirror.rev
+            let last = acked.withLock { $0.keys.max() ?? 0 }
+            for node in [b, c] {
+                try waitUntil(timeout: .seconds(10), "\(node.node) applied rev \(last)") { try node.rev() >= last }
+            }
+            #expect(try b.document() == c.document())
+            // Every acknowledged batch is in the survivors' history at its revision: replaying
+            // the acknowledged revisions' patches through a resumed subscriber reaches their state.
+            let resumed = try TestWebSocketClient.connect(port: c.port)
+            let hello = try resumed.readJSON()
+            try resumed.subscribe("all", path: "", since: (hello["epoch"]?.stringValue ?? "", seen))
+            mirror.resume("all", path: "", value: mirror.value(of: "all"))
+            var replayed: [UInt64] = []
+            let target = try c.rev()
+            try #require(seen < target, "the load went on after the kill")
+            while (replayed.last ?? seen) < target {
+                let message = try resumed.readJSON()
+                #expect(message["type"] != "snapshot", "resumed, not re-sent: \(message)")
+                if message["type"] == "patch", let rev = message["rev"]?.numberValue { replayed.append(UInt64(rev)) }
+                try mirror.apply(message)
+            }
+            #expect(replayed == Array((seen + 1)...target))
+            let state = try JSONParser.stored.parse(try TestHTTP.state(port: c.port).json()["value"]?.encoded ?? [])
+            #expect(mirror.value(of: "all") == state)
+            for rev in acked.withLock({ $0.keys }) { #expect(rev <= target) }
+            // The clock moved to a survivor within the lease.
+            try waitUntil(timeout: .seconds(5), "a survivor holds default's clock") {
+                try [b, c].contains { try $0.cluster()["clockLeases"]?.arrayValue?.contains("default") == true }
+            }
+        }
+    }
+
+    @Test("a node that joins late loads the latest snapshot and reads the stream's tail; the stream is trimmed below the snapshot before it")
+    func lateJoiner() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let snapshots = ["--cluster-snapshot-every", "10"]
+            let a = try ClusterNodeProcess.start("a", redis: redis, snapshots)
+            defer { a.stop() }
+            var random = RandomCommands(seed: 5)
+            #expect(try TestHTTP.commands(port: a.port, random.setUp()).status == 200)
+            for _ in 0..<80 { _ = try TestHTTP.commands(port: a.port, random.batch(now: TestServer.start)) }
+            let epoch = try TestHTTP.request(port: a.port, "/v1/simulations/default").json()["epoch"]?.stringValue ?? ""
+            try waitUntil(timeout: .seconds(5), "the stream is trimmed") {
+                try redis.integer(["XLEN", "islet:log:\(epoch)"]) < 40
+            }
+            let late = try ClusterNodeProcess.start("late", redis: redis, snapshots)
+            defer { late.stop() }
+            try waitUntil(timeout: .seconds(5), "the late node applied a's revision") { try late.rev() == a.rev() }
+            #expect(try late.document() == a.document())
+            // And it keeps up from there.
+            let reply = try TestHTTP.commands(port: late.port, [["type": "clock.advance", "seconds": 1]])
+            #expect(reply.status == 200)
+            try waitUntil(timeout: .seconds(5), "a applied the late node's batch") { try a.rev() == late.rev() }
+            #expect(try late.document() == a.document())
+        }
+    }
+
+    @Test("Redis stopped: commands answer 503 unavailable while reads keep serving; restarted (AOF always), the nodes reconnect and nothing acknowledged is lost")
+    func redisRestart() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let a = try ClusterNodeProcess.start("a", redis: redis)
+            let b = try ClusterNodeProcess.start("b", redis: redis)
+            defer { a.stop(); b.stop() }
+            let advance: [JSONValue] = [["type": "clock.advance", "seconds": 60]]
+            for _ in 0..<5 { #expect(try TestHTTP.commands(port: a.port, advance).status == 200) }
+            let before = try a.document()
+            redis.stop()
+            try a.waitForHealth("unavailable")
+            let refused = try TestHTTP.commands(port: a.port, advance)
+            #expect(refused.status == 503)
+            #expect(try refused.json()["error"]?["code"] == "unavailable")
+            #expect(try TestHTTP.request(port: b.port, "/healthz").status == 200, "reads stay served")
+            #expect(try b.document() == before)
+            try redis.start()
+            try a.waitForHealth("ok", timeout: .seconds(15))
+            try b.waitForHealth("ok", timeout: .seconds(15))
+            let reply = try TestHTTP.commands(port: b.port, advance)
+            #expect(reply.status == 200)
+            #expect(try reply.json()["rev"]?.numberValue == 6)
+            try waitUntil(timeout: .seconds(5), "a applied rev 6") { try a.rev() == 6 }
+            #expect(try a.document() == b.document())
+        }
+    }
+}
