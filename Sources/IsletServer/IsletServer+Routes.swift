@@ -75,9 +75,32 @@ extension IsletServer {
             self.router.add(method, registered, body: body, access: access) {
                 (context: RouteContext) throws(APIError) -> RouteReply in
                 guard let server = this.value else { throw APIError(.internal, "server gone") }
-                return try handler(server, try server.simulation(named: context.parameters["simulation"]), context)
+                return try server.withSimulation(named: context.parameters["simulation"], context) {
+                    simulation throws(APIError) in try handler(server, simulation, context)
+                }
             }
         }
+    }
+
+    /// Runs `body` with the simulation a route names. A cluster node that does not know it yet
+    /// first reads the control stream to its current end (a world created on another node a
+    /// moment ago), so a harness may create on one node and use the world on any other.
+    func withSimulation(
+        named name: String?, _ context: RouteContext, _ body: @escaping (Simulation) throws(APIError) -> RouteReply
+    ) throws(APIError) -> RouteReply {
+        let id = name ?? SimulationName.default
+        guard self.simulations[id] == nil, let cluster = self.cluster else {
+            return try body(try self.simulation(named: id))
+        }
+        cluster.catchUp { [weak self] in
+            guard let self else { return }
+            let reply: RouteReply
+            do throws(APIError) { reply = try body(try self.simulation(named: id)) } catch {
+                reply = .now(error.httpResponse())
+            }
+            if case .now(let response) = reply { context.respondLater(response) }
+        }
+        return .later
     }
 
     /// The simulation a route names (`default` when it names none).

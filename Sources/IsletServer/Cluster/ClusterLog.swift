@@ -61,6 +61,12 @@ enum ClusterLog {
         return 1
         """
 
+    /// An entry id (`<ms>-<seq>`) as a pair that orders like Redis orders ids.
+    static func order(_ id: String) -> (UInt64, UInt64) {
+        let parts = id.split(separator: "-")
+        return (parts.first.flatMap { UInt64($0) } ?? 0, parts.count > 1 ? UInt64(parts[1]) ?? 0 : 0)
+    }
+
     /// A position in a stream: the entry id and its number.
     struct Cursor: Equatable {
         var entry: String

@@ -44,6 +44,8 @@ final class ClusterNode {
     private var deletions: [UInt64: (Result<Void, APIError>) -> Void] = [:]
     /// Set when this node created `default` with the demo: it loads the demo once `default` is served.
     private var loadsDemo = false
+    /// Work waiting until this node has applied the control stream up to an entry (`catchUp`).
+    private var catchUpWaiters: [(entry: String, body: () -> Void)] = []
     /// Counts connection attempts, so a late callback of an abandoned attempt is ignored.
     private var generation = 0
 
@@ -167,6 +169,9 @@ final class ClusterNode {
         }
         let creations = self.creations
         let deletions = self.deletions
+        let waiters = self.catchUpWaiters
+        self.catchUpWaiters = []
+        for waiter in waiters { waiter.body() }
         self.creations = [:]
         self.deletions = [:]
         for request in creations.keys.sorted() { creations[request]?(.failure(unavailable)) }
@@ -390,6 +395,26 @@ final class ClusterNode {
         }
     }
 
+    /// Runs `body` once this node has applied every creation and deletion the control stream
+    /// holds now (at once when Redis cannot be reached: there is nothing newer to wait for).
+    func catchUp(_ body: @escaping () -> Void) {
+        self.write(["XREVRANGE", ClusterLog.control, "+", "-", "COUNT", "1"].map { Array($0.utf8) }) { [weak self] result in
+            guard let self, case .success(let reply) = result,
+                let last = reply.elements?.first.flatMap(ClusterLog.entry)?.id
+            else { return body() }
+            self.catchUpWaiters.append((last, body))
+            self.runCaughtUp()
+        }
+    }
+
+    private func runCaughtUp() {
+        guard !self.catchUpWaiters.isEmpty, self.loading.isEmpty else { return }
+        let applied = ClusterLog.order(self.control.entry)
+        let ready = self.catchUpWaiters.filter { ClusterLog.order($0.entry) <= applied }
+        self.catchUpWaiters.removeAll { ClusterLog.order($0.entry) <= applied }
+        for waiter in ready { waiter.body() }
+    }
+
     // MARK: Reading
 
     /// One `XREAD BLOCK` over the control stream and every loaded world; each reply is applied
@@ -438,6 +463,7 @@ final class ClusterNode {
     }
 
     private func updateLag(full: Bool) {
+        self.runCaughtUp()
         self.isLagging = full || !self.loading.isEmpty
         guard !self.isLagging, !self.hasJoined, self.isConnected, self.worlds[SimulationName.default] != nil else { return }
         self.hasJoined = true

@@ -21,13 +21,16 @@ extension IsletServer {
         }
         self.router.add(.GET, "/v1/simulations/{simulation}") { (context: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
-            let simulation = try server.simulation(named: context.parameters["simulation"])
-            return .now(.json200(simulation.summary(bytes: server.storage.bytes(of: simulation.id, logger: server.logger)).encoded))
+            return try server.withSimulation(named: context.parameters["simulation"], context) { simulation in
+                .now(.json200(simulation.summary(bytes: server.storage.bytes(of: simulation.id, logger: server.logger)).encoded))
+            }
         }
         self.router.add(.DELETE, "/v1/simulations/{simulation}", access: .mutate) {
             (context: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
-            return try server.deleteSimulation(try server.simulation(named: context.parameters["simulation"]), context)
+            return try server.withSimulation(named: context.parameters["simulation"], context) {
+                simulation throws(APIError) in try server.deleteSimulation(simulation, context)
+            }
         }
     }
 
@@ -71,13 +74,15 @@ extension IsletServer {
                 renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
             return try self.establish(id, engine: engine, tokens: request.tokens, demo: request.demo, context)
         }
-        let source = try self.simulation(named: from.simulation)
         if self.cluster != nil {
             // A replica's engine is always at an applied revision: the fork starts from it.
-            return try self.establish(
-                id, engine: try self.engine(of: source, at: from.rev), clock: request.clock(at: self.now),
-                tokens: request.tokens, demo: request.demo, context)
+            return try self.withSimulation(named: from.simulation, context) { [unowned self] source throws(APIError) in
+                try self.establish(
+                    id, engine: try self.engine(of: source, at: from.rev), clock: request.clock(at: self.now),
+                    tokens: request.tokens, demo: request.demo, context)
+            }
         }
+        let source = try self.simulation(named: from.simulation)
         // The source's engine is its published state only when its pipeline is idle.
         return self.whenPublished(context, in: source) { [unowned self] source throws(APIError) in
             let engine = try self.engine(of: source, at: from.rev)
