@@ -38,7 +38,7 @@ extension IsletServer: TransportDelegate {
         self.hub.sendControl(self.helloMessage, to: session)
     }
 
-    private var helloMessage: [UInt8] { StreamHello(limits: self.configuration.limits).encoded(at: self.position) }
+    private var helloMessage: [UInt8] { self.hello.encoded(at: self.position) }
 
     public func transport(
         _ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID

@@ -37,7 +37,7 @@ public final class IsletServer {
     var genesisWaiters: [String: [() -> Void]] = [:]
     let access: Access
     var rateLimiter: RateLimiter
-    private let hello: StreamHello
+    let hello: StreamHello
     private var armedWakeUp: Instant?
     public private(set) var isShuttingDown = false
     /// Set once the commit stage was closed at shutdown: no turn produces revisions after it.
@@ -73,7 +73,7 @@ public final class IsletServer {
         self.transport = transport
         self.logger = logger
         self.metrics = ServerMetrics(registry: registry)
-        self.hello = StreamHello(limits: configuration.limits)
+        self.hello = StreamHello(limits: configuration.limits, node: configuration.cluster?.nodeID)
         self.access = Access(configuration: configuration)
         self.rateLimiter = RateLimiter(configuration.rateLimit)
         self.staticFiles = try configuration.publicDirectory.map { directory throws(ConfigurationError) in

@@ -231,4 +231,42 @@ struct ClusterProcessTests {
             #expect(try a.document() == b.document())
         }
     }
+
+    @Test("behind HAProxy: a subscriber whose node is killed reconnects through the balancer to another node and resumes with exactly the missed patches")
+    func throughHAProxy() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let nodes = try ["a", "b", "c"].map { try ClusterNodeProcess.start($0, redis: redis) }
+            defer { for node in nodes { node.stop() } }
+            let proxy = try HAProxyProcess(nodes: nodes, directory: dir.path)
+            let client = try TestWebSocketClient.connect(port: proxy.port)
+            let hello = try client.readJSON()
+            let victim = try #require(nodes.first { $0.node == hello["node"]?.stringValue }, "hello names its node")
+            try client.subscribe("clock", path: "/clock")
+            let snapshot = try client.read(until: "snapshot", id: "clock")
+            var rev = UInt64(snapshot["rev"]?.numberValue ?? 0)
+            let advance: [JSONValue] = [["type": "clock.advance", "seconds": 60]]
+            for _ in 0..<3 { #expect(try TestHTTP.commands(port: proxy.port, advance).status == 200) }
+            while rev < 3 { rev = UInt64(try client.read(until: "patch")["rev"]?.numberValue ?? 0) }
+            victim.kill()
+            // Commands through the balancer go on while the client is away.
+            for _ in 0..<4 {
+                try waitUntil(timeout: .seconds(5), "a command through the balancer is acknowledged") {
+                    (try? TestHTTP.commands(port: proxy.port, advance).status) == 200
+                }
+            }
+            let again = try TestWebSocketClient.connect(port: proxy.port)
+            let second = try again.readJSON()
+            #expect(second["node"]?.stringValue != victim.node)
+            #expect(second["epoch"] == hello["epoch"], "the same history on every node")
+            try again.subscribe("clock", path: "/clock", since: (hello["epoch"]?.stringValue ?? "", rev))
+            #expect(try again.read(until: "subscribed", id: "clock")["resumed"] == true)
+            var replayed: [UInt64] = []
+            while replayed.count < 4 {
+                let patch = try again.read(until: "patch")
+                replayed.append(UInt64(patch["rev"]?.numberValue ?? 0))
+            }
+            #expect(replayed == [4, 5, 6, 7])
+        }
+    }
 }

@@ -124,3 +124,52 @@ func waitUntil(timeout: Duration, _ what: String, _ condition: () throws -> Bool
     }
     throw TestClientError("timed out after \(timeout) waiting until \(what)")
 }
+
+/// A real HAProxy (Debian's) in front of cluster nodes, as `docker/haproxy.cfg` configures it:
+/// WebSocket-aware HTTP mode, health-checked on `/healthz`, a failed connect retried elsewhere.
+final class HAProxyProcess {
+    let port: Int
+    private let process = Process()
+
+    init(nodes: [ClusterNodeProcess], directory: String) throws {
+        self.port = try TestSocket.unusedPort()
+        let servers = nodes.map { "  server \($0.node) 127.0.0.1:\($0.port) check inter 200ms fall 1 rise 2" }
+        let configuration = """
+            defaults
+              mode http
+              timeout connect 1s
+              timeout client 30s
+              timeout server 30s
+              timeout tunnel 1h
+              retries 3
+              option redispatch
+            frontend islet
+              bind 127.0.0.1:\(self.port)
+              default_backend nodes
+            backend nodes
+              balance roundrobin
+              option httpchk GET /healthz
+              http-check expect status 200
+            \(servers.joined(separator: "\n"))
+
+            """
+        let path = directory + "/haproxy.cfg"
+        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+        guard let haproxy = ["/usr/sbin/haproxy", "/usr/bin/haproxy"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { throw TestClientError("haproxy is missing: scripts/bootstrap --test installs it") }
+        self.process.executableURL = URL(fileURLWithPath: haproxy)
+        self.process.arguments = ["-f", path, "-db"]
+        self.process.standardOutput = FileHandle.nullDevice
+        self.process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try self.process.run()
+        try waitUntil(timeout: .seconds(10), "haproxy routes /healthz") {
+            (try? TestHTTP.request(port: self.port, "/healthz").status) == 200
+        }
+    }
+
+    deinit {
+        kill(self.process.processIdentifier, SIGKILL)
+        self.process.waitUntilExit()
+    }
+}

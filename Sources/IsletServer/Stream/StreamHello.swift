@@ -14,6 +14,8 @@ public struct StreamPosition: Sendable, Equatable {
 /// Builds the `hello` message of API.md.
 struct StreamHello {
     let limits: IsletConfiguration.Limits
+    /// The cluster node that answered (`--node-id`), so a client behind a balancer knows where it is.
+    var node: String?
 
     func encoded(at position: StreamPosition) -> [UInt8] {
         var writer = JSONWriter()
@@ -21,6 +23,10 @@ struct StreamHello {
         writer.write(string: position.epoch)
         writer.writeRaw(",\"limits\":")
         writer.write(self.limitsJSON)
+        if let node = self.node {
+            writer.writeRaw(",\"node\":")
+            writer.write(string: node)
+        }
         writer.writeRaw(",\"rev\":\(position.revision),\"server\":")
         writer.write(string: "islet/\(IsletVersion.current)")
         writer.writeRaw(",\"type\":\"hello\"}")
