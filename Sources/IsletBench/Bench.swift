@@ -8,7 +8,7 @@ public struct Bench: AsyncParsableCommand {
         abstract: "Measures Islet's performance budgets (run on a release build).",
         subcommands: [
             BenchEngine.self, BenchStore.self, BenchIdle.self, BenchFanout.self, BenchCompression.self,
-            BenchCommands.self, BenchRecovery.self, BenchSimulations.self,
+            BenchCommands.self, BenchRecovery.self, BenchSimulations.self, BenchCluster.self,
         ])
 
     public init() {}

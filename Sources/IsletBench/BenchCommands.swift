@@ -76,7 +76,7 @@ struct BenchCommands: AsyncParsableCommand {
             "--rate-limit", "0", "--demo", "off", "--virtual-clock", "2026-11-22T08:00:00Z",
         ])
         defer { server.stop() }
-        try await self.createWorld(port: server.port)
+        try await createWorld(port: server.port, keys: self.keys)
         var logger = Logger(label: "islet.bench")
         logger.logLevel = .error
         let generator = try await CommandLoadGenerator.start(logger: logger)
@@ -111,26 +111,6 @@ struct BenchCommands: AsyncParsableCommand {
                 ? "-" : String(format: "%.1f", Double(fileBytes(db) + fileBytes(db + "-wal")) / 1_048_576),
         ]
         return "| " + cells.joined(separator: " | ") + " |"
-    }
-
-    private func createWorld(port: Int) async throws {
-        var commands = [
-            #"{"type":"device.upsert","id":"d1","model":"iphone-15-pro"}"#,
-            #"{"type":"config.set","values":{"maxActivitiesPerApp":100}}"#,
-            #"{"type":"app.upsert","id":"coffee","foreground":true}"#,
-        ]
-        for key in 0..<self.keys {
-            commands.append(
-                #"{"type":"activity.request","id":"a\#(key)","app":"coffee","attributesType":"CoffeeDeliveryAttributes","attributes":{"orderNumber":"A-\#(key)"},"content":{"state":{"status":"received","eta":5}}}"#
-            )
-        }
-        let body = "{\"commands\":[" + commands.joined(separator: ",") + "]}"
-        let reply = try await HTTPClient.request(
-            host: "127.0.0.1", port: port, method: "POST", path: "/v1/commands",
-            headers: [("Content-Type", "application/json")], body: Array(body.utf8))
-        guard reply.status == 200 else {
-            throw ValidationError("creating the world failed: \(String(decoding: reply.body, as: UTF8.self))")
-        }
     }
 }
 

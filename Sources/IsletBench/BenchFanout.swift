@@ -35,6 +35,10 @@ struct BenchFanout: AsyncParsableCommand {
     @Option(help: "Seconds between runs (lets TIME_WAIT sockets expire).")
     var pause = 5
 
+    @Option(
+        help: "Cluster nodes on a redis-server (appendfsync always) behind HAProxy; subscribers and the driver connect through the balancer (0: one node, no cluster). Server CPU and RSS are summed over the nodes.")
+    var cluster = 0
+
     func run() async throws {
         let counts = self.subscribers.split(separator: ",").compactMap { Int($0) }
         let limit = raiseOpenFileLimit()
@@ -54,8 +58,19 @@ struct BenchFanout: AsyncParsableCommand {
     private func measure(subscribers count: Int) async throws -> String {
         var logger = Logger(label: "islet.bench")
         logger.logLevel = .error
-        let server = try ServerProcess.launch()
-        defer { server.stop() }
+        let processes =
+            self.cluster > 0
+            ? try await BenchClusterProcesses.start(nodes: self.cluster, appendfsync: "always", extra: ["--demo", "off"])
+            : nil
+        let single = processes == nil ? try ServerProcess.launch() : nil
+        defer {
+            single?.stop()
+            processes?.stop()
+        }
+        let port = try await processes?.balance() ?? single!.port
+        let pids = processes?.servers.map(\.pid) ?? [single!.pid]
+        let cpuOfNodes = { try pids.reduce(0.0) { $0 + (try cpuSeconds(of: $1)) } }
+        let rssOfNodes = { try pids.reduce(0) { $0 + (try residentKiB(of: $1)) } }
         let world = #"""
             {"commands":[{"type":"device.upsert","id":"d1","model":"iphone-15-pro"},
             {"type":"app.upsert","id":"coffee","foreground":true},
@@ -63,10 +78,10 @@ struct BenchFanout: AsyncParsableCommand {
              "attributes":{"orderNumber":"A-1"},"content":{"state":{"status":"received","eta":5}}}]}
             """#
         _ = try await HTTPClient.request(
-            host: "127.0.0.1", port: server.port, method: "POST", path: "/v1/commands",
+            host: "127.0.0.1", port: port, method: "POST", path: "/v1/commands",
             headers: [("Content-Type", "application/json")], body: Array(world.utf8))
         let generator = try await FanoutLoadGenerator.start(logger: logger)
-        let opened = try await generator.connect(count: count, host: "127.0.0.1", port: server.port, path: self.path)
+        let opened = try await generator.connect(count: count, host: "127.0.0.1", port: port, path: self.path)
         guard opened.subscribed == count else {
             _ = await generator.stop()
             throw ValidationError(
@@ -74,14 +89,13 @@ struct BenchFanout: AsyncParsableCommand {
             )
         }
         try await Task.sleep(for: .seconds(2))
-        let rssStart = try residentKiB(of: server.pid)
-        let cpuStart = try cpuSeconds(of: server.pid)
+        let rssStart = try rssOfNodes()
+        let cpuStart = try cpuOfNodes()
         let ownStart = try cpuSeconds(of: getpid())
-        let pid = server.pid
         let sampler = Task { @Sendable in
             var peak = 0
             while !Task.isCancelled {
-                peak = max(peak, (try? residentKiB(of: pid)) ?? 0)
+                peak = max(peak, pids.reduce(0) { $0 + ((try? residentKiB(of: $1)) ?? 0) })
                 try? await Task.sleep(for: .milliseconds(500))
             }
             return peak
@@ -89,9 +103,9 @@ struct BenchFanout: AsyncParsableCommand {
         let command = #"{"type":"activity.update","id":"a1","content":{"state":{"status":"step {n}","eta":{n}}}}"#
         let result = try await generator.drive(
             command: command, rate: self.rate, duration: .seconds(self.seconds), drain: .seconds(2))
-        let cpu = try cpuSeconds(of: server.pid) - cpuStart
+        let cpu = try cpuOfNodes() - cpuStart
         let own = try cpuSeconds(of: getpid()) - ownStart
-        let rssEnd = try residentKiB(of: server.pid)
+        let rssEnd = try rssOfNodes()
         sampler.cancel()
         let rssPeak = max(await sampler.value, rssEnd)
         _ = await generator.stop()
