@@ -269,4 +269,26 @@ struct ClusterProcessTests {
             #expect(replayed == [4, 5, 6, 7])
         }
     }
+
+    @Test("a simulation's own tokens are cluster-wide: made on one node, they reach that simulation on another, and nothing else")
+    func tokensAcrossNodes() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let admin = ["--admin-token", "cluster-admin-0123456789"]
+            let a = try ClusterNodeProcess.start("a", redis: redis, admin)
+            let b = try ClusterNodeProcess.start("b", redis: redis, admin)
+            defer { a.stop(); b.stop() }
+            let created = try TestHTTP.request(
+                port: a.port, "POST", "/v1/simulations",
+                headers: [("Content-Type", "application/json"), ("Authorization", "Bearer cluster-admin-0123456789")],
+                body: JSONValue.object(["id": "team", "tokens": true]).encoded)
+            #expect(created.status == 201)
+            let token = try #require(try created.json()["tokens"]?["admin"]?.stringValue)
+            let bearer = [("Authorization", "Bearer \(token)")]
+            #expect(try TestHTTP.state(port: b.port, simulation: "team", headers: bearer).status == 200)
+            #expect(try TestHTTP.commands(port: b.port, [["type": "clock.advance", "seconds": 5]], simulation: "team", headers: bearer).status == 200)
+            #expect(try TestHTTP.state(port: b.port, headers: bearer).status == 403, "not default")
+            #expect(try TestHTTP.state(port: b.port, simulation: "team").status == 401, "not without a token")
+        }
+    }
 }

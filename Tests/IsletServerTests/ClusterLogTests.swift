@@ -1,0 +1,69 @@
+import IsletCore
+import IsletTestSupport
+import IsletTransport
+import Testing
+
+@testable import IsletServer
+
+/// The cluster's layout in Redis, without Redis: entries written and read back, the order of
+/// entry ids, and the `--cluster` URL.
+@Suite("Cluster log layout")
+struct ClusterLogTests {
+    /// The fields of an entry as `XREAD` returns them: `[id, [field, value, …]]`.
+    private func reply(_ id: String, _ fields: [[UInt8]]) -> RedisReply {
+        .array([.string(Array(id.utf8)), .array(([Array("s".utf8), Array("7".utf8)] + fields).map { .string($0) })])
+    }
+
+    @Test("a batch and a tick read back as proposed; the request number only for the node that proposed it")
+    func entries() throws {
+        let wall = Instant(millisecondsSinceEpoch: 1_795_334_400_123)
+        let batch: [JSONValue] = [["type": "clock.advance", "seconds": 60]]
+        let fields = ClusterLog.fields(.commands(batch), wall: wall, node: "a", request: 42)
+        let entry = try #require(ClusterLog.entry(self.reply("1-0", fields)))
+        #expect(entry.seq == 7)
+        let mine = try ClusterLog.orderedEntry(entry, node: "a")
+        #expect(mine.cause == .commands(batch) && mine.wall == wall && mine.request == 42)
+        #expect(try ClusterLog.orderedEntry(entry, node: "b").request == nil)
+        let tick = try #require(ClusterLog.entry(self.reply("1-1", ClusterLog.fields(.tick, wall: wall, node: "a", request: 1))))
+        #expect(try ClusterLog.orderedEntry(tick, node: "a").cause == .tick)
+    }
+
+    @Test("a creation with tokens and a deletion read back; a malformed entry is an error, not a crash")
+    func changes() throws {
+        let tokens = SimulationTokens(admin: "a1", viewer: "v1")
+        let created = Instant(millisecondsSinceEpoch: 5)
+        let fields = ClusterLog.fields(.create(id: "team", epoch: "e1", created: created, tokens: tokens), node: "n", request: 1)
+        guard case .create(let id, let epoch, let at, let read) = try ClusterLog.change(#require(ClusterLog.entry(self.reply("2-0", fields))))
+        else { Issue.record("not a create"); return }
+        #expect(id == "team" && epoch == "e1" && at == created && read == tokens)
+        let deletion = ClusterLog.fields(.delete(id: "team", epoch: "e1"), node: "n", request: 2)
+        guard case .delete("team", "e1") = try ClusterLog.change(#require(ClusterLog.entry(self.reply("2-1", deletion)))) else {
+            Issue.record("not a delete")
+            return
+        }
+        let garbage = try #require(ClusterLog.entry(self.reply("3-0", [Array("k".utf8), Array("b".utf8), Array("w".utf8), Array("1".utf8), Array("p".utf8), Array("[".utf8)])))
+        #expect(throws: APIError.self) { try ClusterLog.orderedEntry(garbage, node: "a") }
+        #expect(throws: APIError.self) { try ClusterLog.change(garbage) }
+    }
+
+    @Test("entry ids order as Redis orders them")
+    func order() {
+        #expect(ClusterLog.order("10-0") > ClusterLog.order("9-5"))
+        #expect(ClusterLog.order("10-2") > ClusterLog.order("10-1"))
+        #expect(ClusterLog.order("0-1") > ClusterLog.order("0-0"))
+    }
+
+    @Test("--cluster takes redis://HOST[:PORT][/DB] and refuses anything else with a clear error")
+    func urls() throws {
+        let full = try IsletConfiguration.Cluster(url: "redis://10.0.0.5:6380/3", nodeID: "a")
+        #expect(full.host == "10.0.0.5" && full.port == 6380 && full.database == 3)
+        let short = try IsletConfiguration.Cluster(url: "redis://cache", nodeID: "a")
+        #expect(short.host == "cache" && short.port == 6379 && short.database == 0)
+        for bad in ["http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/16", "redis://user:pw@h", "redis://h:x"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try IsletConfiguration.Cluster(url: bad, nodeID: "a") }
+        }
+        var configuration = IsletConfiguration()
+        configuration.cluster = IsletConfiguration.Cluster(nodeID: "no spaces please")
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+}
