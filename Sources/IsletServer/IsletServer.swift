@@ -206,6 +206,7 @@ public final class IsletServer {
     public func flush() {
         guard !self.isClosed else { return }
         for id in self.order { self.simulations[id]?.live.flush() }
+        self.cluster?.flush()
         self.hub.serviceAll(now: self.now)
         for id in self.order {
             guard let simulation = self.simulations[id], simulation.live.isIdle else { continue }

@@ -291,4 +291,33 @@ struct ClusterProcessTests {
             #expect(try TestHTTP.state(port: b.port, simulation: "team").status == 401, "not without a token")
         }
     }
+
+    @Test("a fork of a past revision in a cluster is rebuilt from the snapshots in Redis and the stream: the source's document at that revision; one trimmed away is 409 naming the earliest")
+    func pastFork() throws {
+        try withTemporaryDirectory { dir in
+            let redis = try RedisServer(directory: dir.path)
+            let snapshots = ["--cluster-snapshot-every", "10"]
+            let a = try ClusterNodeProcess.start("a", redis: redis, snapshots)
+            let b = try ClusterNodeProcess.start("b", redis: redis, snapshots)
+            defer { a.stop(); b.stop() }
+            var random = RandomCommands(seed: 9)
+            #expect(try TestHTTP.commands(port: a.port, random.setUp()).status == 200)
+            var documents: [UInt64: JSONValue] = [:]
+            for _ in 0..<40 {
+                let reply = try TestHTTP.commands(port: a.port, random.batch(now: TestServer.start))
+                guard reply.status == 200, let rev = try reply.json()["rev"]?.numberValue else { continue }
+                documents[UInt64(rev)] = try TestHTTP.state(port: a.port).json()["value"]
+            }
+            let revs = documents.keys.sorted()
+            try #require(revs.count > 10)
+            let past = revs[revs.count - 3]
+            let fork = try TestHTTP.createSimulation(port: b.port, ["id": "past", "from": ["simulation": "default", "rev": .number(Double(past))]])
+            #expect(fork.status == 201, "\(String(decoding: fork.body, as: UTF8.self))")
+            #expect(try TestHTTP.state(port: b.port, simulation: "past").json()["value"] == documents[past])
+            #expect(try a.document("past") == b.document("past"))
+            let gone = try TestHTTP.createSimulation(port: a.port, ["id": "gone", "from": ["simulation": "default", "rev": 1]])
+            #expect(gone.status == 409)
+            #expect(try gone.json()["error"]?["message"]?.stringValue?.contains("the earliest available is") == true)
+        }
+    }
 }

@@ -46,6 +46,12 @@ struct ClusterLogTests {
         #expect(throws: APIError.self) { try ClusterLog.change(garbage) }
     }
 
+    @Test("the append script's arguments: the number of entries, then each entry's field count and fields")
+    func appendArguments() {
+        let arguments = ClusterLog.appendArguments([[Array("k".utf8), Array("t".utf8)], []]).map { String(decoding: $0, as: UTF8.self) }
+        #expect(arguments == ["2", "2", "k", "t", "0"])
+    }
+
     @Test("entry ids order as Redis orders them")
     func order() {
         #expect(ClusterLog.order("10-0") > ClusterLog.order("9-5"))

@@ -26,11 +26,27 @@ enum ClusterLog {
         [stream(epoch), sequence(stream(epoch)), snapshot(epoch), previousSnapshot(epoch), lease(epoch)]
     }
 
-    /// Numbers and appends one entry: `EVAL append 2 <stream> <seq> field value …`.
+    /// Numbers and appends entries, in order, in one call: `EVAL append 2 <stream> <seq> <n>`,
+    /// then for each entry its number of field and value arguments and those arguments.
     static let appendScript = """
-        local s = redis.call('INCR', KEYS[2])
-        return redis.call('XADD', KEYS[1], '*', 's', s, unpack(ARGV))
+        local position = 2
+        local ids = {}
+        for entry = 1, tonumber(ARGV[1]) do
+          local count = tonumber(ARGV[position])
+          local fields = {'s', redis.call('INCR', KEYS[2])}
+          for index = 1, count do fields[#fields + 1] = ARGV[position + index] end
+          position = position + count + 1
+          ids[entry] = redis.call('XADD', KEYS[1], '*', unpack(fields))
+        end
+        return ids
         """
+
+    /// The arguments of `appendScript` after its keys, for these entries' fields.
+    static func appendArguments(_ entries: [[[UInt8]]]) -> [[UInt8]] {
+        var arguments = [Array(String(entries.count).utf8)]
+        for fields in entries { arguments += [Array(String(fields.count).utf8)] + fields }
+        return arguments
+    }
 
     /// Renews the leases this node holds and takes the free ones: `EVAL lease N <keys…> <node> <ttl ms>`,
     /// answering 1 (held) or 0 per key.

@@ -202,11 +202,24 @@ final class ClusterNode {
         }
     }
 
-    private func append(to stream: String, _ fields: [[UInt8]], reply: @escaping (Result<RedisReply, APIError>) -> Void) {
+    /// Appends entries (each its fields) to `stream` in one script call.
+    private func append(to stream: String, _ entries: [[[UInt8]]], reply: @escaping (Result<RedisReply, APIError>) -> Void) {
         let arguments: [[UInt8]] =
             [Array("EVAL".utf8), Array(ClusterLog.appendScript.utf8), Array("2".utf8), Array(stream.utf8),
-             Array(ClusterLog.sequence(stream).utf8)] + fields
+             Array(ClusterLog.sequence(stream).utf8)] + ClusterLog.appendArguments(entries)
         self.write(arguments, reply: reply)
+    }
+
+    /// The end of a loop turn: each world's proposals of the turn go to Redis in one call.
+    func flush() {
+        for world in self.worlds.values where !world.proposed.isEmpty {
+            let proposed = world.proposed
+            world.proposed = []
+            self.append(to: ClusterLog.stream(world.epoch), proposed.map(\.fields)) { result in
+                guard case .failure(let error) = result else { return }
+                for proposal in proposed { proposal.completion(error) }
+            }
+        }
     }
 
     // MARK: Creating and deleting worlds
@@ -263,7 +276,7 @@ final class ClusterNode {
             let fields = ClusterLog.fields(
                 .create(id: id, epoch: epoch, created: self.server.now, tokens: tokens), node: self.settings.nodeID,
                 request: request)
-            self.append(to: ClusterLog.control, fields) { [self] result in
+            self.append(to: ClusterLog.control, [fields]) { [self] result in
                 guard case .failure(let error) = result else { return }
                 self.write(["DEL", ClusterLog.snapshot(epoch)].map { Array($0.utf8) }) { _ in }
                 self.creations.removeValue(forKey: request)?(.failure(error))
@@ -280,7 +293,7 @@ final class ClusterNode {
         self.nextRequest += 1
         self.deletions[request] = reply
         let fields = ClusterLog.fields(.delete(id: world.id, epoch: world.epoch), node: self.settings.nodeID, request: request)
-        self.append(to: ClusterLog.control, fields) { [self] result in
+        self.append(to: ClusterLog.control, [fields]) { [self] result in
             guard case .failure(let error) = result else { return }
             self.deletions.removeValue(forKey: request)?(.failure(error))
         }
@@ -357,9 +370,12 @@ final class ClusterNode {
         var wall: Instant
     }
 
-    private func readSnapshot(_ epoch: String, completion: @escaping (Result<LoadedSnapshot, APIError>) -> Void) {
+    private func readSnapshot(
+        _ epoch: String, previous: Bool = false, completion: @escaping (Result<LoadedSnapshot, APIError>) -> Void
+    ) {
         let configuration = self.server.configuration
-        self.write(["HGETALL", ClusterLog.snapshot(epoch)].map { Array($0.utf8) }) { result in
+        let key = previous ? ClusterLog.previousSnapshot(epoch) : ClusterLog.snapshot(epoch)
+        self.write(["HGETALL", key].map { Array($0.utf8) }) { result in
             let reply: RedisReply
             switch result {
             case .failure(let error): return completion(.failure(error))
@@ -413,6 +429,57 @@ final class ClusterNode {
         let ready = self.catchUpWaiters.filter { ClusterLog.order($0.entry) <= applied }
         self.catchUpWaiters.removeAll { ClusterLog.order($0.entry) <= applied }
         for waiter in ready { waiter.body() }
+    }
+
+    /// A world's engine at an earlier revision `rev` (a fork of the past): the newest of its
+    /// two snapshots in Redis at or before it, then its stream's entries up to it, applied as
+    /// every node applied them.
+    func engine(of simulation: Simulation, at rev: UInt64, completion: @escaping (Result<Engine, APIError>) -> Void) {
+        guard let world = self.worlds[simulation.id] else {
+            return completion(.failure(APIError(.notFound, "no simulation \"\(simulation.id)\"")))
+        }
+        let published = simulation.live.publishedRev
+        let unavailable = { (earliest: UInt64?) in
+            APIError(
+                .conflict,
+                "simulation \"\(simulation.id)\" has no revision \(rev) to fork from: the earliest available is \(earliest ?? published), the latest \(published)",
+                field: "/from/rev")
+        }
+        guard rev < published else { return completion(.failure(unavailable(nil))) }
+        self.readSnapshot(world.epoch, previous: true) { [self] previous in
+            self.readSnapshot(world.epoch) { [self] latest in
+                let snapshots = [previous, latest].compactMap { try? $0.get() }
+                guard let base = snapshots.filter({ $0.engine.rev <= rev }).max(by: { $0.engine.rev < $1.engine.rev }) else {
+                    return completion(.failure(unavailable(snapshots.map(\.engine.rev).min())))
+                }
+                self.replay(world, from: base, to: rev) { engine in
+                    completion(engine.map(Result.success) ?? .failure(unavailable(base.engine.rev)))
+                }
+            }
+        }
+    }
+
+    /// Applies the stream's entries after `base` until the engine is at `rev` (nil: the stream
+    /// does not reach it, or Redis failed).
+    private func replay(_ world: ClusterWorld, from base: LoadedSnapshot, to rev: UInt64, completion: @escaping (Engine?) -> Void) {
+        var engine = base.engine
+        var wall = base.wall
+        let stream = ClusterLog.stream(world.epoch)
+        func page(after entry: String) {
+            self.write(["XRANGE", stream, "(" + entry, "+", "COUNT", String(Self.readCount)].map { Array($0.utf8) }) { result in
+                guard case .success(let reply) = result else { return completion(nil) }
+                let entries = (reply.elements ?? []).compactMap(ClusterLog.entry)
+                for entry in entries {
+                    guard let ordered = try? ClusterLog.orderedEntry(entry, node: "") else { continue }
+                    _ = ordered.apply(to: &engine, after: &wall)
+                    if engine.rev >= rev { return completion(engine.rev == rev ? engine : nil) }
+                }
+                guard let last = entries.last, entries.count == Self.readCount else { return completion(nil) }
+                page(after: last.id)
+            }
+        }
+        if engine.rev == rev { return completion(engine) }
+        page(after: base.cursor.entry)
     }
 
     // MARK: Reading
@@ -531,8 +598,9 @@ final class ClusterNode {
     /// The clock holder writes a snapshot every `snapshotEveryEntries` entries (encoded off the
     /// loop), and the stream is trimmed below the snapshot before it.
     private func snapshotIfDue(_ world: ClusterWorld) {
+        // A replica applies nothing ahead of the log, so its engine is always at the cursor.
         guard world.leased, !world.snapshotInFlight, world.sinceSnapshot >= self.settings.snapshotEveryEntries,
-            let simulation = world.simulation, simulation.live.isIdle
+            let simulation = world.simulation
         else { return }
         world.snapshotInFlight = true
         world.sinceSnapshot = 0
@@ -561,13 +629,6 @@ final class ClusterNode {
             }
         }
     }
-
-    fileprivate func append(_ world: ClusterWorld, _ cause: RevisionRecord.Cause, wall: Instant, request: UInt64,
-                            completion: @escaping (APIError?) -> Void) {
-        self.append(to: ClusterLog.stream(world.epoch), ClusterLog.fields(cause, wall: wall, node: self.settings.nodeID, request: request)) { result in
-            if case .failure(let error) = result { completion(error) }
-        }
-    }
 }
 
 /// One world as a cluster node replays it: where it is in its stream, whether this node holds
@@ -582,6 +643,8 @@ final class ClusterWorld: SharedOrder {
     var sinceSnapshot = 0
     var snapshotInFlight = false
     var reloading = false
+    /// This turn's proposals, appended together at the end of the turn (`ClusterNode.flush`).
+    var proposed: [(fields: [[UInt8]], completion: (APIError?) -> Void)] = []
 
     init(node: ClusterNode, id: String, epoch: String, cursor: ClusterLog.Cursor) {
         self.node = node
@@ -594,6 +657,7 @@ final class ClusterWorld: SharedOrder {
     var holdsClock: Bool { self.leased && self.node.isConnected }
 
     func append(_ cause: RevisionRecord.Cause, wall: Instant, request: UInt64, completion: @escaping (APIError?) -> Void) {
-        self.node.append(self, cause, wall: wall, request: request, completion: completion)
+        self.proposed.append(
+            (ClusterLog.fields(cause, wall: wall, node: self.node.settings.nodeID, request: request), completion))
     }
 }

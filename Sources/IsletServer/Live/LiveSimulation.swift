@@ -185,24 +185,9 @@ final class LiveSimulation {
         var records: [RevisionRecord] = []
         var replies: [(Reply, Result<Revision, APIError>)] = []
         for entry in entries {
-            let wall = max(entry.wall, self.orderedWall)
-            self.orderedWall = wall
-            var result: Result<Revision, APIError>?
-            switch entry.cause {
-            case .commands(let commands):
-                do throws(APIError) {
-                    let revision = try self.engine.apply(commands, at: wall)
-                    records.append(RevisionRecord(cause: entry.cause, wall: wall, revision: revision))
-                    result = .success(revision)
-                } catch {
-                    result = .failure(error)
-                }
-            case .tick:
-                if let revision = self.engine.advance(to: wall) {
-                    records.append(RevisionRecord(cause: .tick, wall: wall, revision: revision))
-                }
-                if entry.request != nil { self.tickProposed = false }
-            }
+            let (record, result) = entry.apply(to: &self.engine, after: &self.orderedWall)
+            if let record { records.append(record) }
+            if case .tick = entry.cause, entry.request != nil { self.tickProposed = false }
             if let request = entry.request, let result, let reply = self.proposals.removeValue(forKey: request) {
                 replies.append((reply, result))
             }
@@ -278,4 +263,22 @@ struct OrderedEntry {
     var wall: Instant
     /// This node's request number when this node proposed it.
     var request: UInt64?
+
+    /// Applies the entry to `engine` at `max(wall, last)` (then the new `last`): the revision it
+    /// produced, if any, and the result its proposer is answered with (nil for a tick).
+    func apply(to engine: inout Engine, after last: inout Instant) -> (RevisionRecord?, Result<Revision, APIError>?) {
+        let wall = max(self.wall, last)
+        last = wall
+        switch self.cause {
+        case .commands(let commands):
+            do throws(APIError) {
+                let revision = try engine.apply(commands, at: wall)
+                return (RevisionRecord(cause: self.cause, wall: wall, revision: revision), .success(revision))
+            } catch {
+                return (nil, .failure(error))
+            }
+        case .tick:
+            return (engine.advance(to: wall).map { RevisionRecord(cause: .tick, wall: wall, revision: $0) }, nil)
+        }
+    }
 }

@@ -74,12 +74,28 @@ extension IsletServer {
                 renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
             return try self.establish(id, engine: engine, tokens: request.tokens, demo: request.demo, context)
         }
-        if self.cluster != nil {
-            // A replica's engine is always at an applied revision: the fork starts from it.
+        if let cluster = self.cluster {
             return try self.withSimulation(named: from.simulation, context) { [unowned self] source throws(APIError) in
-                try self.establish(
-                    id, engine: try self.engine(of: source, at: from.rev), clock: request.clock(at: self.now),
-                    tokens: request.tokens, demo: request.demo, context)
+                // A replica's engine is always at an applied revision: a fork of the latest starts
+                // from it; one of the past is rebuilt from Redis.
+                guard let rev = from.rev, rev != source.live.publishedRev else {
+                    return try self.establish(
+                        id, engine: source.live.engine, clock: request.clock(at: self.now), tokens: request.tokens,
+                        demo: request.demo, context)
+                }
+                cluster.engine(of: source, at: rev) { [weak self] result in
+                    guard let self else { return }
+                    let reply: RouteReply
+                    do throws(APIError) {
+                        reply = try self.establish(
+                            id, engine: try result.get(), clock: request.clock(at: self.now), tokens: request.tokens,
+                            demo: request.demo, context)
+                    } catch {
+                        reply = .now(error.httpResponse())
+                    }
+                    if case .now(let response) = reply { context.respondLater(response) }
+                }
+                return .later
             }
         }
         let source = try self.simulation(named: from.simulation)
