@@ -293,7 +293,10 @@ enum BenchWorld {
 
 /// A renderer that does almost nothing, to separate the engine's own cost from Mustache's.
 struct PlainRenderer: PresentationRenderer {
-    struct Compiled: CompiledTemplate {}
+    struct Compiled: CompiledTemplate {
+        var sectionDepth: Int { 0 }
+        var sourceBytes: Int { 0 }
+    }
 
     func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate { Compiled() }
 

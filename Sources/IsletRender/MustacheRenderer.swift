@@ -11,6 +11,8 @@ public struct MustacheRenderer: PresentationRenderer {
     /// A compiled app template.
     struct Compiled: CompiledTemplate {
         let template: RenderableTemplate
+        let sectionDepth: Int
+        let sourceBytes: Int
     }
 
     private let builtIns: [String: CompiledPresentation]
@@ -52,6 +54,12 @@ public struct MustacheRenderer: PresentationRenderer {
 
     public func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
         try TemplateSafety.check(source)
+        let depth = TemplateSafety.sectionDepth(source)
+        guard depth <= RenderBudget.maxSectionDepth else {
+            throw APIError(
+                .limitExceeded,
+                "render budget: sections nest \(depth) deep; at most \(RenderBudget.maxSectionDepth) (each level multiplies what one render may cost)")
+        }
         let parsed: MustacheTemplate
         do {
             parsed = try MustacheTemplate(string: source)
@@ -63,7 +71,7 @@ public struct MustacheRenderer: PresentationRenderer {
                 .invalidArgument,
                 "templates may use variables, sections, inverted sections and comments, not transforms")
         }
-        return Compiled(template: template)
+        return Compiled(template: template, sectionDepth: depth, sourceBytes: source.utf8.count)
     }
 
     public func render(_ request: PresentationRenderRequest) -> RenderedPresentation {

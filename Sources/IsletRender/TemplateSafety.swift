@@ -25,4 +25,26 @@ enum TemplateSafety {
             rest = rest[open.upperBound...]
         }
     }
+
+    /// How deep the sections of `source` nest: `{{#…}}` and `{{^…}}` open one, `{{/…}}` closes one
+    /// (a template that does not parse is refused afterwards anyway).
+    static func sectionDepth(_ source: String) -> Int {
+        var depth = 0
+        var deepest = 0
+        var rest = source[...]
+        while let open = rest.firstRange(of: "{{") {
+            let tag = rest[open.upperBound...].drop { $0 == " " || $0 == "\t" }
+            switch tag.first {
+            case "#", "^":
+                depth += 1
+                deepest = max(deepest, depth)
+            case "/":
+                depth = max(0, depth - 1)
+            default:
+                break
+            }
+            rest = rest[open.upperBound...]
+        }
+        return deepest
+    }
 }

@@ -161,7 +161,7 @@ final class HAProxyProcess {
         self.process.executableURL = URL(fileURLWithPath: haproxy)
         self.process.arguments = ["-f", path, "-db"]
         self.process.standardOutput = FileHandle.nullDevice
-        self.process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        self.process.standardError = FileHandle.nullDevice
         try self.process.run()
         try waitUntil(timeout: .seconds(10), "haproxy routes /healthz") {
             (try? TestHTTP.request(port: self.port, "/healthz").status) == 200

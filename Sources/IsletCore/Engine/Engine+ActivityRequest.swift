@@ -47,6 +47,13 @@ extension Engine {
         if size > self.configuration.activityPayloadMaxBytes {
             return ("attributesTooLarge", self.tooLarge(size, field: "/content/state"))
         }
+        do {
+            try self.checkRenderBudget(
+                app: app.id, type: request.attributesType, attributes: request.attributes,
+                state: request.content.state ?? JSONObject(), field: "/content/state")
+        } catch {
+            return ("attributesTooLarge", error)
+        }
         if app.ongoingCount >= self.configuration.maxActivitiesPerApp {
             let message = "targetMaximumExceeded: \(app.id) already has \(app.ongoingCount) ongoing activities"
             return ("targetMaximumExceeded", APIError(.limitExceeded, message, field: "/app"))

@@ -48,6 +48,9 @@ extension Engine {
             if size > self.configuration.activityPayloadMaxBytes {
                 guard update.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
                 outcome = .rejected("attributesTooLarge")
+            } else if let problem = self.renderBudgetProblem(activity, state: state) {
+                guard update.delivery.source == .push else { throw problem }
+                outcome = .rejected("attributesTooLarge")
             } else {
                 self.applyUpdate(update, state: state)
                 outcome = .applied
@@ -135,5 +138,19 @@ struct DeliveryOutcome: Sendable, Hashable {
     /// The command result: `{"applied": bool, "reason": string or null}`.
     var json: JSONValue {
         ["applied": .bool(self.applied), "reason": self.reason.map(JSONValue.string) ?? .null]
+    }
+}
+
+extension Engine {
+    /// Why rendering `state` with the activity's templates would be over budget, if it would.
+    fileprivate func renderBudgetProblem(_ activity: Activity, state: JSONObject) -> APIError? {
+        do throws(APIError) {
+            try self.checkRenderBudget(
+                app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
+                field: "/content/state")
+            return nil
+        } catch {
+            return error
+        }
     }
 }

@@ -102,8 +102,9 @@ extension Engine {
         do {
             compiled = try self.renderer.compile(put.html, slot: slot)
         } catch {
-            throw APIError(.invalidArgument, error.message, field: "/html")
+            throw APIError(error.code == .limitExceeded ? .limitExceeded : .invalidArgument, error.message, field: "/html")
         }
+        try self.checkRenderBudget(compiled, app: put.app, target: put.target)
         self.templates[TemplateKey(app: put.app, target: put.target, slot: put.slot)] = StoredTemplate(
             source: put.html, compiled: compiled)
         let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil

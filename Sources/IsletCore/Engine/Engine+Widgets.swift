@@ -45,6 +45,10 @@ extension Engine {
             widget.device = device.isEmpty ? nil : device
             widget.dirty.formUnion([.device, .presentation, .size])
         }
+        let contents = [upsert.configuration, upsert.placeholder].compactMap { $0 }
+        if !contents.isEmpty {
+            try self.checkRenderBudget(app: widget.app, kind: widget.kind, contents: contents, field: "/configuration")
+        }
         if let configuration = upsert.configuration {
             widget.configuration = configuration
             widget.dirty.insert(.configuration)

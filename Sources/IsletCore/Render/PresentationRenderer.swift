@@ -20,7 +20,13 @@ public protocol PresentationRenderer: Sendable {
 }
 
 /// A template compiled by a renderer; stored in the engine state and handed back to render.
-public protocol CompiledTemplate: Sendable {}
+/// Its shape bounds what rendering it may cost (`RenderBudget`).
+public protocol CompiledTemplate: Sendable {
+    /// How deep its sections nest (0: none).
+    var sectionDepth: Int { get }
+    /// The length of its source in bytes.
+    var sourceBytes: Int { get }
+}
 
 /// What a template is for: its slot name, and whether it may contain interactive controls.
 public struct TemplateSlot: Sendable, Hashable {

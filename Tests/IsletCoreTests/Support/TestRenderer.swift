@@ -5,6 +5,8 @@ import IsletCore
 struct TestRenderer: PresentationRenderer {
     struct Compiled: CompiledTemplate {
         var source: String
+        var sectionDepth: Int { 0 }
+        var sourceBytes: Int { self.source.utf8.count }
     }
 
     func compile(_ source: String, slot: TemplateSlot) throws(APIError) -> any CompiledTemplate {
