@@ -18,16 +18,21 @@ public struct IsletConfiguration: Sendable, Equatable {
         public var subscriptionsPerConnection: Int
         /// Largest APNs-style payload, in bytes (Apple's limit). Default 4 KiB.
         public var apnsPayloadBytes: Int
+        /// Largest message the stream sends (a snapshot; it may exceed `outboundBytes` into an
+        /// empty queue). A subscription whose snapshot is larger is refused with
+        /// `payload_too_large`: subscribe to a narrower path. Default 64 MiB.
+        public var streamMessageBytes: Int
 
         public init(
             httpBodyBytes: Int = 256 * 1024, webSocketMessageBytes: Int = 64 * 1024, outboundBytes: Int = 1024 * 1024,
-            subscriptionsPerConnection: Int = 64, apnsPayloadBytes: Int = 4096
+            subscriptionsPerConnection: Int = 64, apnsPayloadBytes: Int = 4096, streamMessageBytes: Int = 64 << 20
         ) {
             self.httpBodyBytes = httpBodyBytes
             self.webSocketMessageBytes = webSocketMessageBytes
             self.outboundBytes = outboundBytes
             self.subscriptionsPerConnection = subscriptionsPerConnection
             self.apnsPayloadBytes = apnsPayloadBytes
+            self.streamMessageBytes = streamMessageBytes
         }
     }
 
@@ -351,6 +356,7 @@ public struct IsletConfiguration: Sendable, Equatable {
             ("limits.outboundBytes", self.limits.outboundBytes),
             ("limits.subscriptionsPerConnection", self.limits.subscriptionsPerConnection),
             ("limits.apnsPayloadBytes", self.limits.apnsPayloadBytes),
+            ("limits.streamMessageBytes", self.limits.streamMessageBytes),
         ]
         for (name, value) in limits where value <= 0 { problems.append(.init(name, "must be positive")) }
         if self.shutdownGracePeriod < .zero { problems.append(.init("shutdownGracePeriod", "must not be negative")) }

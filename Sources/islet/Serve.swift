@@ -325,6 +325,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     limits.httpBodyBytes: \(configuration.limits.httpBodyBytes)
     limits.webSocketMessageBytes: \(configuration.limits.webSocketMessageBytes)
     limits.outboundBytes: \(configuration.limits.outboundBytes)
+    limits.streamMessageBytes: \(configuration.limits.streamMessageBytes)
     limits.subscriptionsPerConnection: \(configuration.limits.subscriptionsPerConnection)
     limits.apnsPayloadBytes: \(configuration.limits.apnsPayloadBytes)
     shutdownGracePeriod: \(configuration.shutdownGracePeriod)

@@ -43,6 +43,9 @@ final class StreamConnection {
     var dropping = false
     /// The live subscription paths in each simulation: its group there.
     var keys: [String: SubscriptionKey] = [:]
+    /// The messages of the head of `pending`, built at a published revision and kept while the
+    /// queue drains, so a slow reader does not cost a new encoding every loop turn.
+    var prepared: (pending: Pending, rev: UInt64, messages: [[UInt8]])?
 
     init(id: ConnectionID, principal: Principal, rateKey: String) {
         self.id = id

@@ -17,6 +17,8 @@ final class StreamHub {
     let clock: TurnClock
     let outboundCap: Int
     let maxSubscriptions: Int
+    /// The largest message sent (`limits.streamMessageBytes`).
+    let maxMessageBytes: Int
     let slowTimeoutMilliseconds: Int64
     let logger: Logger
     private(set) var connections: [ConnectionID: StreamConnection] = [:]
@@ -30,6 +32,7 @@ final class StreamHub {
         self.clock = clock
         self.outboundCap = configuration.limits.outboundBytes
         self.maxSubscriptions = configuration.limits.subscriptionsPerConnection
+        self.maxMessageBytes = configuration.limits.streamMessageBytes
         let (seconds, attoseconds) = configuration.stream.slowConsumerTimeout.components
         self.slowTimeoutMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         self.logger = logger
@@ -119,11 +122,25 @@ final class StreamHub {
         }
         connection.order.removeAll { $0 == id }
         connection.pending.removeAll { $0.sub == id }
+        connection.prepared = nil
         if sub.isLive {
             self.worlds[sub.simulation]?.presence.release(sub.path)
             self.regroup(connection, in: sub.simulation)
         }
         self.sendControl(StreamMessages.unsubscribed(sub: id), to: connection)
+    }
+
+    /// A subscription whose snapshot is larger than any message this server sends: it is
+    /// dropped with `payload_too_large` (its `id` is the subscription's).
+    private func refuseOversize(_ sub: StreamConnection.Subscription, bytes: Int, on connection: StreamConnection) {
+        connection.pending.removeFirst()
+        connection.subscriptions[sub.id] = nil
+        connection.order.removeAll { $0 == sub.id }
+        let error = APIError(
+            .payloadTooLarge,
+            "the snapshot of \"\(sub.path)\" is \(bytes) bytes, over the largest message this server sends (\(self.maxMessageBytes)); subscribe to a narrower path",
+            field: "/path")
+        self.sendControl(error.streamMessage(id: .string(sub.id)), to: connection)
     }
 
     // MARK: Turn work
@@ -161,10 +178,25 @@ final class StreamHub {
             }
             // A subscription goes live exactly at a published revision: wait for that pipeline.
             guard world.simulation.isIdle else { return }
-            let messages = self.messages(for: next, sub: sub, in: world)
+            let rev = world.simulation.publishedRev
+            let messages: [[UInt8]]
+            if let prepared = connection.prepared, prepared.pending == next, prepared.rev == rev {
+                messages = prepared.messages
+            } else {
+                messages = self.messages(for: next, sub: sub, in: world)
+            }
+            connection.prepared = nil
             let size = messages.reduce(0) { $0 + $1.count }
+            if messages.contains(where: { $0.count > self.maxMessageBytes }) {
+                self.refuseOversize(sub, bytes: size, on: connection)
+                continue
+            }
             let queued = self.transport.queuedBytes(of: id)
-            if queued > 0 && queued + size > self.outboundCap { return }  // wait for the queue to drain
+            if queued > 0 && queued + size > self.outboundCap {
+                // Wait for the queue to drain, keeping what was built for this revision.
+                connection.prepared = (next, rev, messages)
+                return
+            }
             for message in messages {
                 switch self.transport.send(.text(message), to: id) {
                 case .queued: continue
