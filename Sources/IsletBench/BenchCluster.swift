@@ -179,8 +179,7 @@ final class BenchClusterProcesses {
         try configuration.write(toFile: path, atomically: true, encoding: .utf8)
         let haproxy = Process()
         haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
-        haproxy.arguments = ["-f", path, "-db"]
-        haproxy.standardError = FileHandle.nullDevice
+        haproxy.arguments = ["-f", path, "-db", "-q"]
         try haproxy.run()
         self.haproxy = haproxy
         try await waitFor("haproxy on \(port)") {

@@ -36,7 +36,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
     }
 
-    /// The stream's revision history and slow-consumer policy.
+    /// The stream's revision history, slow-consumer and idle policy.
     public struct Stream: Sendable, Equatable {
         /// Revisions kept for resuming subscriptions (`subscribe` with `since`). Default 1024.
         public var historyRevisions: Int
@@ -45,13 +45,21 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// How long a connection may stay over its outbound cap (not draining) before it is
         /// closed with 1013. Default 30 s.
         public var slowConsumerTimeout: Duration
+        /// A WebSocket silent for this many seconds is pinged (`--ws-ping`). Default 30.
+        public var pingSeconds: Int
+        /// Any connection silent for this many seconds (no PONG to the ping) is closed
+        /// (`--idle-timeout`; 0: never). Default 60.
+        public var idleTimeoutSeconds: Int
 
         public init(
-            historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30)
+            historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30),
+            pingSeconds: Int = 30, idleTimeoutSeconds: Int = 60
         ) {
             self.historyRevisions = historyRevisions
             self.historyBytes = historyBytes
             self.slowConsumerTimeout = slowConsumerTimeout
+            self.pingSeconds = pingSeconds
+            self.idleTimeoutSeconds = idleTimeoutSeconds
         }
     }
 
@@ -321,6 +329,11 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if !(1...1_000_000).contains(self.maxSimulations) {
             problems.append(.init("max-simulations", "must be from 1 to 1000000"))
+        }
+        if self.stream.idleTimeoutSeconds != 0
+            && !(1..<self.stream.idleTimeoutSeconds ~= self.stream.pingSeconds && self.stream.idleTimeoutSeconds <= 65535)
+        {
+            problems.append(.init("idle-timeout", "must be 0 (never) or longer than the ping interval, at most 65535 s"))
         }
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))

@@ -151,7 +151,8 @@ public final class IsletServer {
             tls: configuration.tls.map {
                 TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
             },
-            webSocketCompression: configuration.webSocketCompression)
+            webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
+            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds)
     }
 
     private func addBuiltInRoutes() {

@@ -58,7 +58,9 @@ public final class SocketTransport: Transport {
             compression: configuration.webSocketCompression, logger: logger)
         self.lws.handler = self
         do {
-            self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port)
+            let idle = configuration.idleTimeoutSeconds > 0
+                ? (ping: configuration.pingIntervalSeconds, hangup: configuration.idleTimeoutSeconds) : nil
+            self.boundPort = try self.lws.createVhost(host: configuration.host, port: configuration.port, idle: idle)
             if let tls = configuration.tls {
                 self.secure = try HTTP2Listener(transport: self, settings: tls, host: configuration.host)
             }

@@ -37,13 +37,19 @@ public struct TransportConfiguration: Sendable {
     /// Compression happens per connection at write time, so the same message queued to many
     /// connections is deflated once per connection: it trades server CPU for bandwidth.
     public var webSocketCompression: Bool
+    /// A WebSocket silent this long (seconds) is pinged; any connection silent for
+    /// `idleTimeoutSeconds` is closed (0 for both: never). A PONG is a sign of life.
+    public var pingIntervalSeconds: Int
+    public var idleTimeoutSeconds: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
         maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
         outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = [],
-        tls: TLS? = nil, webSocketCompression: Bool = false
+        tls: TLS? = nil, webSocketCompression: Bool = false, pingIntervalSeconds: Int = 0, idleTimeoutSeconds: Int = 0
     ) {
+        self.pingIntervalSeconds = pingIntervalSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
         self.tls = tls
         self.host = host
         self.port = port

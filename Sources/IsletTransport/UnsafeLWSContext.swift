@@ -18,6 +18,8 @@ final class LWSContext {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolCount: Int
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    /// The vhost's idle policy (lws keeps the pointer for the vhost's life).
+    private let idlePolicy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
     private let slot: UnsafeMutablePointer<OpaquePointer?>
     /// permessage-deflate for the vhost, when compression is on.
     let extensionTable: LWSExtensionTable?
@@ -80,9 +82,19 @@ final class LWSContext {
 
     /// Creates the one vhost, listening on `host:port` (or not listening when `port` is nil).
     /// Every listening option (later TLS and ALPN) is set here. Returns the bound port.
-    func createVhost(host: String?, port: Int?) throws(TransportError) -> Int {
+    ///
+    /// With `idle`, lws pings a WebSocket that has shown no sign of life for `ping` seconds and
+    /// closes any connection still silent after `hangup` seconds (a PONG, or traffic both ways,
+    /// is a sign of life).
+    func createVhost(host: String?, port: Int?, idle: (ping: Int, hangup: Int)? = nil) throws(TransportError) -> Int {
         guard let context = self.context else { throw TransportError.contextFailed }
         var info = lws_context_creation_info()
+        if let idle {
+            self.idlePolicy.initialize(to: lws_retry_bo_t())
+            self.idlePolicy.pointee.secs_since_valid_ping = UInt16(clamping: idle.ping)
+            self.idlePolicy.pointee.secs_since_valid_hangup = UInt16(clamping: idle.hangup)
+            info.retry_and_idle_policy = UnsafePointer(self.idlePolicy)
+        }
         info.protocols = UnsafePointer(self.protocols)
         info.vhost_name = UnsafePointer(self.keep("islet"))
         info.port = Int32(port ?? Int(islet_lws_context_port_no_listen))
@@ -123,6 +135,7 @@ final class LWSContext {
         self.protocols.deinitialize(count: self.protocolCount + 1)
         self.protocols.deallocate()
         self.slot.deallocate()
+        self.idlePolicy.deallocate()
         for string in self.cStrings { free(string) }
     }
 

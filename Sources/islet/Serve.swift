@@ -68,6 +68,13 @@ struct Serve: AsyncParsableCommand {
         help: "Seconds a stream may stay over its outbound cap before 1013 (ISLET_SLOW_CONSUMER_TIMEOUT). Default: 30.")
     var slowConsumerTimeout: Double?
 
+    @Option(help: "Seconds of silence after which a WebSocket is pinged (ISLET_WS_PING). Default: 30.")
+    var wsPing: Int?
+
+    @Option(
+        help: "Seconds of silence (no PONG to the ping) after which any connection is closed; 0: never (ISLET_IDLE_TIMEOUT). Default: 60.")
+    var idleTimeout: Int?
+
     @Option(help: "Commands per second per token; 0 turns the limit off (ISLET_RATE_LIMIT). Default: 50000.")
     var rateLimit: Double?
 
@@ -206,6 +213,12 @@ struct Serve: AsyncParsableCommand {
         if let seconds = try self.slowConsumerTimeout ?? environment.number("ISLET_SLOW_CONSUMER_TIMEOUT") {
             configuration.stream.slowConsumerTimeout = .milliseconds(Int64(seconds * 1000))
         }
+        if let seconds: Int = try self.wsPing ?? environment.number("ISLET_WS_PING") {
+            configuration.stream.pingSeconds = seconds
+        }
+        if let seconds: Int = try self.idleTimeout ?? environment.number("ISLET_IDLE_TIMEOUT") {
+            configuration.stream.idleTimeoutSeconds = seconds
+        }
         if let rate = try self.rateLimit ?? environment.number("ISLET_RATE_LIMIT") {
             configuration.rateLimit.commandsPerSecond = rate
         }
@@ -320,6 +333,8 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     stream.historyRevisions: \(configuration.stream.historyRevisions)
     stream.historyBytes: \(configuration.stream.historyBytes)
     stream.slowConsumerTimeout: \(configuration.stream.slowConsumerTimeout)
+    ws-ping: \(configuration.stream.pingSeconds)
+    idle-timeout: \(configuration.stream.idleTimeoutSeconds)
     rateLimit.commandsPerSecond: \(configuration.rateLimit.commandsPerSecond)
     rateLimit.burst: \(configuration.rateLimit.burst)
     limits.httpBodyBytes: \(configuration.limits.httpBodyBytes)

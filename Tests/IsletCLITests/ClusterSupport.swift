@@ -159,9 +159,10 @@ final class HAProxyProcess {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw TestClientError("haproxy is missing: scripts/bootstrap --test installs it") }
         self.process.executableURL = URL(fileURLWithPath: haproxy)
-        self.process.arguments = ["-f", path, "-db"]
-        self.process.standardOutput = FileHandle.nullDevice
-        self.process.standardError = FileHandle.nullDevice
+        self.process.arguments = ["-f", path, "-db", "-q"]
+        // Output inherited, not redirected to a FileHandle: Foundation's Process closes a
+        // FileHandle given as a standard stream after launch, and the number is reused by
+        // another thread's socket (the shared /dev/null handle then closed that socket).
         try self.process.run()
         try waitUntil(timeout: .seconds(10), "haproxy routes /healthz") {
             (try? TestHTTP.request(port: self.port, "/healthz").status) == 200
