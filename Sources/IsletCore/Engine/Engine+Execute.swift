@@ -8,7 +8,7 @@ extension Engine {
         switch command {
         case .deviceUpsert(let upsert): return try self.upsertDevice(upsert)
         case .deviceDelete(let id): return try self.deleteDevice(id)
-        case .appUpsert(let upsert): return self.upsertApp(upsert)
+        case .appUpsert(let upsert): return try self.upsertApp(upsert)
         case .appDelete(let id): return try self.deleteApp(id)
         case .activityRequest(let request): return try self.requestActivity(request)
         case .activityUpdate(let update): return try self.receiveUpdate(update)
@@ -49,8 +49,8 @@ extension Engine {
         if let standby = upsert.standby { device.standby = standby }
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
-        if existing == nil, self.devices.count >= 1000 {
-            throw APIError(.limitExceeded, "at most 1000 simulated devices", field: "/id")
+        if existing == nil, self.devices.count >= EngineLimits.devices {
+            throw EngineLimits.refuse("devices", EngineLimits.devices, field: "/id")
         }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
@@ -77,7 +77,10 @@ extension Engine {
         return [:]
     }
 
-    private mutating func upsertApp(_ upsert: AppUpsert) -> JSONValue {
+    private mutating func upsertApp(_ upsert: AppUpsert) throws(APIError) -> JSONValue {
+        if self.apps[upsert.id] == nil, self.apps.count >= EngineLimits.apps {
+            throw EngineLimits.refuse("apps", EngineLimits.apps, field: "/id")
+        }
         var app =
             self.apps[upsert.id]
             ?? App(id: upsert.id, pushToStartToken: self.newToken(for: "push-to-start:" + upsert.id))

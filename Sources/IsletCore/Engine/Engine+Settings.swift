@@ -105,6 +105,10 @@ extension Engine {
             throw APIError(error.code == .limitExceeded ? .limitExceeded : .invalidArgument, error.message, field: "/html")
         }
         try self.checkRenderBudget(compiled, app: put.app, target: put.target)
+        let key = TemplateKey(app: put.app, target: put.target, slot: put.slot)
+        if self.templates[key] == nil, self.templates.count(app: put.app) >= EngineLimits.templatesPerApp {
+            throw EngineLimits.refuse("templates per app", EngineLimits.templatesPerApp, field: "/target")
+        }
         self.templates[TemplateKey(app: put.app, target: put.target, slot: put.slot)] = StoredTemplate(
             source: put.html, compiled: compiled)
         let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil

@@ -2,9 +2,6 @@ internal import HashTreeCollections
 
 /// `widget.upsert` and `widget.delete`: what a widget is and where it is placed (WK-1).
 extension Engine {
-    /// The most widgets one engine holds (a guard against runaway input, far above the budgets).
-    static let maxWidgets = 1_000_000
-
     /// The number the revision in progress stamps on what it touches.
     var revisionMark: UInt64 { self.rev &+ 1 }
 
@@ -87,8 +84,8 @@ extension Engine {
         guard self.apps[app] != nil else {
             throw APIError(.notFound, "no app \"\(app)\"; create it with app.upsert", field: "/app")
         }
-        guard self.widgets.count < Self.maxWidgets else {
-            throw APIError(.limitExceeded, "at most \(Self.maxWidgets) widgets", field: "/id")
+        guard self.widgets.count < EngineLimits.widgets else {
+            throw EngineLimits.refuse("widgets", EngineLimits.widgets, field: "/id")
         }
         return Widget(id: upsert.id, app: app, kind: kind, family: family)
     }

@@ -223,6 +223,9 @@ struct TemplateStore: Sendable {
 
     /// Whether `app` has any template.
     func hasTemplates(app: String) -> Bool { self.countByApp[app] != nil }
+
+    /// How many templates `app` has.
+    func count(app: String) -> Int { self.countByApp[app] ?? 0 }
 }
 
 /// A template's source (kept for snapshots) and its compiled form (from the renderer).

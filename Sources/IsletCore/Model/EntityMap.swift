@@ -23,6 +23,7 @@ struct EntityMap<Value: Sendable>: Sendable {
 
     /// The ids, in no particular order.
     var keys: TreeDictionary<String, Box>.Keys { self.boxes.keys }
+    var count: Int { self.boxes.count }
 
     /// - Complexity: O(log n).
     subscript(id: String) -> Value? {

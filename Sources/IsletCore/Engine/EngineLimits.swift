@@ -1,0 +1,18 @@
+/// Hard bounds on what one simulation may hold, so no sequence of accepted commands can grow a
+/// world without end. They are not configuration (`config.set` cannot raise them): each is far
+/// above what a real phone, or the benchmark worlds, need. Over one, the command that would
+/// cross it is refused with `limit_exceeded` and changes nothing.
+public enum EngineLimits {
+    /// Apps (`app.upsert`).
+    public static let apps = 10_000
+    /// Devices (`device.upsert`).
+    public static let devices = 1000
+    /// Widgets (`widget.upsert`), over all devices (the engine benchmark holds 100,000).
+    public static let widgets = 1_000_000
+    /// Templates per app (`template.put`: targets × slots).
+    public static let templatesPerApp = 512
+
+    static func refuse(_ what: String, _ limit: Int, field: JSONPointer) -> APIError {
+        APIError(.limitExceeded, "a simulation holds at most \(limit) \(what)", field: field)
+    }
+}
