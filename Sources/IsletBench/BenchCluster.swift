@@ -84,17 +84,12 @@ struct BenchCluster: AsyncParsableCommand {
             duration: .seconds(self.seconds))
         _ = await generator.stop()
         if let error = measured.firstError { printError("first error: \(error)") }
-        let sorted = measured.latenciesNanoseconds.sorted()
-        func millis(_ p: Double) -> String {
-            guard !sorted.isEmpty else { return "-" }
-            let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
-            return String(format: "%.2f", Double(sorted[max(0, index)]) / 1e6)
-        }
+        let latencies = Latencies(nanoseconds: measured.latenciesNanoseconds)
         let cells = [
             setting == "single" ? "single node, SQLite" : "cluster, appendfsync \(setting)",
             "\(servers.count)", String(format: "%.0f", self.rate),
-            String(format: "%.0f", Double(measured.acked) / measured.windowSeconds), millis(0.5), millis(0.99),
-            sorted.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-", "\(measured.errors)", "\(measured.heldBack)",
+            String(format: "%.0f", Double(measured.acked) / measured.windowSeconds), latencies.milliseconds(0.5),
+            latencies.milliseconds(0.99), latencies.maximum, "\(measured.errors)", "\(measured.heldBack)",
         ]
         return "| " + cells.joined(separator: " | ") + " |"
     }

@@ -93,18 +93,13 @@ struct BenchCommands: AsyncParsableCommand {
         let cpu = try cpuSeconds(of: server.pid) - cpuStart
         _ = await generator.stop()
         if let error = measured.firstError { printError("first error: \(error)") }
-        let sorted = measured.latenciesNanoseconds.sorted()
-        func millis(_ p: Double) -> String {
-            guard !sorted.isEmpty else { return "-" }
-            let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
-            return String(format: "%.2f", Double(sorted[max(0, index)]) / 1e6)
-        }
+        let latencies = Latencies(nanoseconds: measured.latenciesNanoseconds)
         // The server ran for warmup + window + drain; its CPU is spread over every command it acked.
         let total = Double(measured.acked) * Double(self.warmup + self.seconds) / Double(self.seconds)
         let cells = [
             durability, writer, "\(self.clients) × \(self.window)",
-            String(format: "%.0f", Double(measured.acked) / measured.windowSeconds), millis(0.5), millis(0.99),
-            sorted.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-", "\(measured.errors)",
+            String(format: "%.0f", Double(measured.acked) / measured.windowSeconds), latencies.milliseconds(0.5),
+            latencies.milliseconds(0.99), latencies.maximum, "\(measured.errors)",
             "\(measured.heldBack)",
             String(format: "%.1f", cpu * 1e6 / max(total, 1)),
             durability == "memory"

@@ -109,19 +109,14 @@ struct BenchFanout: AsyncParsableCommand {
         sampler.cancel()
         let rssPeak = max(await sampler.value, rssEnd)
         _ = await generator.stop()
-        let latencies = result.latenciesNanoseconds.sorted()
-        func percentile(_ p: Double) -> String {
-            guard !latencies.isEmpty else { return "-" }
-            let index = min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)
-            return String(format: "%.2f", Double(latencies[max(0, index)]) / 1e6)
-        }
+        let latencies = Latencies(nanoseconds: result.latenciesNanoseconds)
         let frames = result.framesReceived
         let seconds = Double(self.seconds)
         let perFrame = frames > 0 ? cpu * 1e6 / Double(frames) : 0
         let ownPerFrame = frames > 0 ? own * 1e6 / Double(frames) : 0
         let mib = { (kib: Int) in String(format: "%.1f", Double(kib) / 1024) }
-        return "| \(count) | \(Int(self.rate)) | \(frames) | \(Int(Double(frames) / seconds)) | \(percentile(0.5)) | "
-            + "\(percentile(0.99)) | \(latencies.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-") | "
+        return "| \(count) | \(Int(self.rate)) | \(frames) | \(Int(Double(frames) / seconds)) | \(latencies.milliseconds(0.5)) | "
+            + "\(latencies.milliseconds(0.99)) | \(latencies.maximum) | "
             + "\(result.lost) | \(result.resyncs) | \(String(format: "%.2f", perFrame)) | "
             + "\(mib(rssStart)) → \(mib(rssEnd)) (\(mib(rssPeak))) | \(String(format: "%.2f", ownPerFrame)) | \(result.patchBytes) |"
     }

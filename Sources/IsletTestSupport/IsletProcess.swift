@@ -75,8 +75,11 @@ public final class IsletProcess: @unchecked Sendable {
         return port
     }
 
-    /// Sends a signal to the process.
-    public func send(signal: Int32) { kill(self.process.processIdentifier, signal) }
+    /// Sends a signal to the process, while it runs (never to a reaped, possibly reused, pid).
+    public func send(signal: Int32) {
+        guard self.process.isRunning else { return }
+        kill(self.process.processIdentifier, signal)
+    }
 
     /// The child's process identifier.
     public var pid: Int32 { self.process.processIdentifier }

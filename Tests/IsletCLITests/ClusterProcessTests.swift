@@ -14,10 +14,7 @@ import Glibc
 struct ClusterProcessTests {
     @Test("commands sent to different nodes in a random interleaving leave every node with the same patches at every revision and the same document")
     func interleavedCommands() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let nodes = try ["a", "b", "c"].map { try ClusterNodeProcess.start($0, redis: redis) }
-            defer { for node in nodes { node.stop() } }
+        try withCluster(["a", "b", "c"]) { _, nodes, _ in
             let watchers = try nodes.map { node in
                 let watcher = try TestWebSocketClient.connect(port: node.port)
                 _ = try watcher.readJSON()  // hello
@@ -67,11 +64,8 @@ struct ClusterProcessTests {
 
     @Test("a subscriber on one node sees a command sent to another; creations, forks and deletions reach every node, and a world created on one node is usable on another at once")
     func acrossNodes() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let a = try ClusterNodeProcess.start("a", redis: redis)
-            let b = try ClusterNodeProcess.start("b", redis: redis)
-            defer { a.stop(); b.stop() }
+        try withCluster(["a", "b"]) { _, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
             let created = try TestHTTP.createSimulation(
                 port: a.port, ["id": "team-b", "clock": ["mode": "virtual", "now": "2026-01-01T08:00:00Z"]])
             #expect(created.status == 201)
@@ -107,13 +101,8 @@ struct ClusterProcessTests {
 
     @Test("kill -9 of a node under command load: every acknowledged batch is on every survivor, its subscriber resumes on another node with exactly the missed patches, and its clock lease moves")
     func killANode() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let lease = ["--cluster-lease-ms", "600"]
-            let a = try ClusterNodeProcess.start("a", redis: redis, lease)
-            let b = try ClusterNodeProcess.start("b", redis: redis, lease)
-            let c = try ClusterNodeProcess.start("c", redis: redis, lease)
-            defer { b.stop(); c.stop() }
+        try withCluster(["a", "b", "c"], ["--cluster-lease-ms", "600"]) { _, nodes, _ in
+            let (a, b, c) = (nodes[0], nodes[1], nodes[2])
             // a took the clock of `default` first (it started first and sweeps at once).
             try waitUntil(timeout: .seconds(5), "a holds default's clock") {
                 try a.cluster()["clockLeases"]?.arrayValue?.contains("default") == true
@@ -127,11 +116,11 @@ struct ClusterProcessTests {
             var mirror = StreamMirror()
             mirror.expect("all", path: "")
             try mirror.apply(first)
-            let acked = Mutex<[UInt64: [JSONValue]]>([:])
+            let acked = AckBook(threshold: 15)
             let ports = [a.port, b.port, c.port]
             onThreads(3) { index in
                 if index == 0 {
-                    while acked.withLock({ $0.count }) < 15 { usleep(1000) }
+                    _ = acked.reached.wait(timeout: .now() + 30)
                     a.kill()
                     return
                 }
@@ -141,13 +130,13 @@ struct ClusterProcessTests {
                     guard let reply = try? TestHTTP.commands(port: random.pick(ports), batch),
                         reply.status == 200, let rev = try? reply.json()["rev"]?.numberValue
                     else { continue }
-                    acked.withLock { $0[UInt64(rev)] = batch }
+                    acked.acked(batch, rev: UInt64(rev))
                 }
             }
             // What the subscriber on a saw before the kill.
             while let message = try? watcher.readJSON() { try mirror.apply(message) }
             let seen = mirror.rev
-            let last = acked.withLock { $0.keys.max() ?? 0 }
+            let last = acked.all.map(\.rev).max() ?? 0
             for node in [b, c] {
                 try waitUntil(timeout: .seconds(10), "\(node.node) applied rev \(last)") { try node.rev() >= last }
             }
@@ -170,7 +159,7 @@ struct ClusterProcessTests {
             #expect(replayed == Array((seen + 1)...target))
             let state = try JSONParser.stored.parse(try TestHTTP.state(port: c.port).json()["value"]?.encoded ?? [])
             #expect(mirror.value(of: "all") == state)
-            for rev in acked.withLock({ $0.keys }) { #expect(rev <= target) }
+            for (_, rev) in acked.all { #expect(rev <= target) }
             // The clock moved to a survivor within the lease.
             try waitUntil(timeout: .seconds(5), "a survivor holds default's clock") {
                 try [b, c].contains { try $0.cluster()["clockLeases"]?.arrayValue?.contains("default") == true }
@@ -180,11 +169,9 @@ struct ClusterProcessTests {
 
     @Test("a node that joins late loads the latest snapshot and reads the stream's tail; the stream is trimmed below the snapshot before it")
     func lateJoiner() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let snapshots = ["--cluster-snapshot-every", "10"]
-            let a = try ClusterNodeProcess.start("a", redis: redis, snapshots)
-            defer { a.stop() }
+        let snapshots = ["--cluster-snapshot-every", "10"]
+        try withCluster(["a"], snapshots) { redis, nodes, _ in
+            let a = nodes[0]
             var random = RandomCommands(seed: 5)
             #expect(try TestHTTP.commands(port: a.port, random.setUp()).status == 200)
             for _ in 0..<80 { _ = try TestHTTP.commands(port: a.port, random.batch(now: TestServer.start)) }
@@ -206,11 +193,8 @@ struct ClusterProcessTests {
 
     @Test("Redis stopped: commands answer 503 unavailable while reads keep serving; restarted (AOF always), the nodes reconnect and nothing acknowledged is lost")
     func redisRestart() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let a = try ClusterNodeProcess.start("a", redis: redis)
-            let b = try ClusterNodeProcess.start("b", redis: redis)
-            defer { a.stop(); b.stop() }
+        try withCluster(["a", "b"]) { redis, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
             let advance: [JSONValue] = [["type": "clock.advance", "seconds": 60]]
             for _ in 0..<5 { #expect(try TestHTTP.commands(port: a.port, advance).status == 200) }
             let before = try a.document()
@@ -234,10 +218,7 @@ struct ClusterProcessTests {
 
     @Test("behind HAProxy: a subscriber whose node is killed reconnects through the balancer to another node and resumes with exactly the missed patches")
     func throughHAProxy() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let nodes = try ["a", "b", "c"].map { try ClusterNodeProcess.start($0, redis: redis) }
-            defer { for node in nodes { node.stop() } }
+        try withCluster(["a", "b", "c"]) { _, nodes, dir in
             let proxy = try HAProxyProcess(nodes: nodes, directory: dir.path)
             let client = try TestWebSocketClient.connect(port: proxy.port)
             let hello = try client.readJSON()
@@ -272,12 +253,8 @@ struct ClusterProcessTests {
 
     @Test("a simulation's own tokens are cluster-wide: made on one node, they reach that simulation on another, and nothing else")
     func tokensAcrossNodes() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let admin = ["--admin-token", "cluster-admin-0123456789"]
-            let a = try ClusterNodeProcess.start("a", redis: redis, admin)
-            let b = try ClusterNodeProcess.start("b", redis: redis, admin)
-            defer { a.stop(); b.stop() }
+        try withCluster(["a", "b"], ["--admin-token", "cluster-admin-0123456789"]) { _, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
             let created = try TestHTTP.request(
                 port: a.port, "POST", "/v1/simulations",
                 headers: [("Content-Type", "application/json"), ("Authorization", "Bearer cluster-admin-0123456789")],
@@ -294,12 +271,8 @@ struct ClusterProcessTests {
 
     @Test("a fork of a past revision in a cluster is rebuilt from the snapshots in Redis and the stream: the source's document at that revision; one trimmed away is 409 naming the earliest")
     func pastFork() throws {
-        try withTemporaryDirectory { dir in
-            let redis = try RedisServer(directory: dir.path)
-            let snapshots = ["--cluster-snapshot-every", "10"]
-            let a = try ClusterNodeProcess.start("a", redis: redis, snapshots)
-            let b = try ClusterNodeProcess.start("b", redis: redis, snapshots)
-            defer { a.stop(); b.stop() }
+        try withCluster(["a", "b"], ["--cluster-snapshot-every", "10"]) { _, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
             var random = RandomCommands(seed: 9)
             #expect(try TestHTTP.commands(port: a.port, random.setUp()).status == 200)
             var documents: [UInt64: JSONValue] = [:]

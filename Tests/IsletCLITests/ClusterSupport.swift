@@ -115,6 +115,21 @@ struct ClusterNodeProcess {
     }
 }
 
+/// A redis-server (in a temporary directory, also handed to `body`) and a node per name on it,
+/// each started with `extra`; every node is stopped afterwards.
+func withCluster(
+    _ names: [String], _ extra: [String] = [],
+    _ body: (RedisServer, [ClusterNodeProcess], TemporaryDirectory) throws -> Void
+) throws {
+    try withTemporaryDirectory { dir in
+        let redis = try RedisServer(directory: dir.path)
+        var nodes: [ClusterNodeProcess] = []
+        defer { for node in nodes { node.stop() } }
+        for name in names { nodes.append(try ClusterNodeProcess.start(name, redis: redis, extra)) }
+        try body(redis, nodes, dir)
+    }
+}
+
 /// Polls `condition` (every 10 ms) until it holds; throws naming `what` after `timeout`.
 func waitUntil(timeout: Duration, _ what: String, _ condition: () throws -> Bool) throws {
     let deadline = ContinuousClock.now + timeout

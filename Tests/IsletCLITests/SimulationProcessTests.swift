@@ -18,10 +18,11 @@ struct SimulationProcessTests {
             let db = dir.file("islet.sqlite")
             let server = try ServeProcess.start(db: db)
             let acknowledged = Mutex<[String: String]>([:])
+            let twelve = DispatchSemaphore(value: 0)
             let port = server.port
             onThreads(3) { index in
                 if index == 0 {
-                    while acknowledged.withLock({ $0.count }) < 12 { usleep(1000) }
+                    _ = twelve.wait(timeout: .now() + 30)
                     server.process.send(signal: SIGKILL)
                     return
                 }
@@ -33,7 +34,7 @@ struct SimulationProcessTests {
                     guard let reply = try? TestHTTP.createSimulation(port: port, body), reply.status == 201,
                         let epoch = try? reply.json()["epoch"]?.stringValue
                     else { return }
-                    acknowledged.withLock { $0[id] = epoch }
+                    if acknowledged.withLock({ $0[id] = epoch; return $0.count == 12 }) { twelve.signal() }
                 }
             }
             #expect(try server.process.waitForExit() == SIGKILL)

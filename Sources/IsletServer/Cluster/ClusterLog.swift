@@ -184,12 +184,17 @@ enum ClusterLog {
         guard let parts = reply.elements, parts.count == 2, let id = parts[0].text, let values = parts[1].elements else {
             return nil
         }
+        return Entry(id: id, fields: self.fields(of: values))
+    }
+
+    /// A `[field, value, …]` reply (an entry's fields, `HGETALL`) as a dictionary.
+    static func fields(of values: [RedisReply]) -> [String: [UInt8]] {
         var fields: [String: [UInt8]] = [:]
         var index = 0
         while index + 1 < values.count {
             if let name = values[index].text, let value = values[index + 1].bytes { fields[name] = value }
             index += 2
         }
-        return Entry(id: id, fields: fields)
+        return fields
     }
 }

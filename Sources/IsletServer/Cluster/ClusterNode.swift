@@ -381,13 +381,7 @@ final class ClusterNode {
             case .failure(let error): return completion(.failure(error))
             case .success(let value): reply = value
             }
-            var fields: [String: [UInt8]] = [:]
-            let values = reply.elements ?? []
-            var index = 0
-            while index + 1 < values.count {
-                if let name = values[index].text, let value = values[index + 1].bytes { fields[name] = value }
-                index += 2
-            }
+            let fields = ClusterLog.fields(of: reply.elements ?? [])
             func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
             guard let entry = text("entry"), let seq = text("seq").flatMap({ UInt64($0) }),
                 let wall = text("wall").flatMap({ Int64($0) }), let payload = fields["payload"]
