@@ -11,10 +11,16 @@ extension ActivityRequest {
         self.attributes = try reader.object("attributes") ?? JSONObject()
         let content = try reader.required("content", reader.nested)
         self.content = try ContentInput(content, stateRequired: true)
+        self.channel = nil
         switch reader.value("pushType") {
-        case nil: self.wantsPushToken = false
+        case nil, .null?: self.wantsPushToken = false
         case .string("token")?: self.wantsPushToken = true
-        default: throw reader.fail("pushType", "expected null or \"token\" (broadcast channels are not simulated)")
+        case .object?:
+            let pushType = try reader.required("pushType", reader.nested)
+            try pushType.rejectUnknown(["channel"])
+            self.wantsPushToken = false
+            self.channel = try pushType.required("channel", pushType.channelID)
+        default: throw reader.fail("pushType", "expected null, \"token\" or {\"channel\": id}")
         }
         self.alert = try reader.nested("alert").map { reader throws(APIError) in try AlertInput(reader) }
         self.source = try reader.choice("source", ActivitySource.self)?.rawValue ?? "app"
@@ -49,15 +55,30 @@ extension ActivityEnd {
             try ContentInput(content, stateRequired: false)
         }
         self.timestamp = try reader.instant("timestamp")
+        self.dismissalPolicy = try Policy(reader)
+    }
+}
+
+extension ActivityEnd.Policy {
+    /// Reads `dismissalPolicy`: `"default"` (also when absent), `"immediate"` or `{"after": date}`.
+    init(_ reader: FieldReader) throws(APIError) {
         switch reader.value("dismissalPolicy") {
-        case nil, .string("default")?: self.dismissalPolicy = .default
-        case .string("immediate")?: self.dismissalPolicy = .immediate
+        case nil, .string("default")?: self = .default
+        case .string("immediate")?: self = .immediate
         case .object?:
             let policy = try reader.required("dismissalPolicy", reader.nested)
             try policy.rejectUnknown(["after"])
-            self.dismissalPolicy = .after(try policy.required("after", policy.instant))
+            self = .after(try policy.required("after", policy.instant))
         default:
             throw reader.fail("dismissalPolicy", "expected \"default\", \"immediate\" or {\"after\": date}")
+        }
+    }
+
+    var json: JSONValue {
+        switch self {
+        case .default: "default"
+        case .immediate: "immediate"
+        case .after(let date): ["after": .string(date.rfc3339)]
         }
     }
 }
@@ -111,14 +132,20 @@ extension AlertInput {
 
 extension DeliveryInput {
     /// Reads `delivery`; `impliedSource` is set for requests, whose `source` already says it.
-    init(_ reader: FieldReader?, impliedSource: Source?) throws(APIError) {
+    /// Broadcasts also take APNs priority 1 (delivered like 5: opportunistically, in bursts).
+    static let broadcastPriorities: [Int] = [1, 5, 10]
+
+    init(_ reader: FieldReader?, impliedSource: Source?, priorities: [Int] = [5, 10]) throws(APIError) {
         self.init(source: impliedSource ?? .api)
         guard let reader else { return }
         try reader.rejectUnknown(impliedSource == nil ? ["source", "priority", "apnsId"] : ["priority", "apnsId"])
         if let source = try reader.choice("source", Source.self) { self.source = source }
         if let priority = try reader.number("priority") {
-            guard priority == 5 || priority == 10 else { throw reader.fail("priority", "an APNs priority is 5 or 10") }
-            self.priority = Int(priority)
+            guard let allowed = priorities.first(where: { Double($0) == priority }) else {
+                let names = priorities.map(String.init).joined(separator: ", ")
+                throw reader.fail("priority", "an APNs priority here is one of \(names)")
+            }
+            self.priority = allowed
         }
         self.apnsId = try reader.string("apnsId", maxLength: 64)
     }
@@ -148,11 +175,7 @@ extension ActivityEnd {
         var object: JSONObject = ["type": "activity.end", "id": .string(self.id), "delivery": self.delivery.json]
         if let content = self.content { object["content"] = content.json }
         if let timestamp = self.timestamp { object["timestamp"] = .string(timestamp.rfc3339) }
-        switch self.dismissalPolicy {
-        case .default: object["dismissalPolicy"] = "default"
-        case .immediate: object["dismissalPolicy"] = "immediate"
-        case .after(let date): object["dismissalPolicy"] = ["after": .string(date.rfc3339)]
-        }
+        object["dismissalPolicy"] = self.dismissalPolicy.json
         return .object(object)
     }
 }

@@ -29,6 +29,10 @@ extension Command {
         case "relevance.setWeights": self = .relevanceSetWeights(try RelevanceSetWeights(reader))
         case "shortcut.upsert": self = .shortcutUpsert(try ShortcutUpsert(reader))
         case "shortcut.run": self = .shortcutRun(try ShortcutRun(reader))
+        case "channel.create": self = .channelCreate(try ChannelCreate(reader))
+        case "channel.delete": self = .channelDelete(try ChannelDelete(reader))
+        case "channel.broadcast": self = .channelBroadcast(try ChannelBroadcast(reader))
+        case "widget.push": self = .widgetPush(try WidgetPush(reader))
         case "shortcut.delete":
             try reader.rejectUnknown(["type", "app", "id"])
             self = .shortcutDelete(

@@ -28,13 +28,17 @@ public enum Command: Sendable, Hashable {
     case shortcutUpsert(ShortcutUpsert)
     case shortcutRun(ShortcutRun)
     case shortcutDelete(app: String, id: String)
+    case channelCreate(ChannelCreate)
+    case channelDelete(ChannelDelete)
+    case channelBroadcast(ChannelBroadcast)
+    case widgetPush(WidgetPush)
 
     /// The wire names this engine accepts.
     public static let supportedTypes: [String] = [
         "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.upsert",
-        "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
+        "channel.broadcast", "channel.create", "channel.delete", "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
         "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
-        "template.put", "widget.delete", "widget.interact", "widget.reload", "widget.setTimeline", "widget.upsert",
+        "template.put", "widget.delete", "widget.interact", "widget.push", "widget.reload", "widget.setTimeline", "widget.upsert",
     ]
 }
 
@@ -105,6 +109,8 @@ public struct ActivityRequest: Sendable, Hashable {
     public var content: ContentInput
     /// `pushType: "token"` (or APNs `input-push-token: 1`) gives the activity a push token.
     public var wantsPushToken: Bool
+    /// `pushType: {"channel": id}` (or APNs `input-push-channel`) subscribes it to a broadcast channel.
+    public var channel: String?
     public var alert: AlertInput?
     public var source: String
     /// Extension: a scheduled start (`pending` until then; needs an alert).

@@ -43,6 +43,10 @@ extension Engine {
                 "visibility: \(app.id) is in the background; only an App Intent (source \"intent\") or a push-to-start may start an activity then"
             return ("visibility", APIError(.conflict, message, field: "/source"))
         }
+        if let channel = request.channel, app.channels[channel] == nil {
+            let message = "the Live Activity fails to start: \(app.id) has no channel \"\(channel)\""
+            return ("invalidChannel", APIError(.notFound, message, field: "/pushType/channel"))
+        }
         let size = payloadSize(attributes: request.attributes, state: request.content.state ?? JSONObject())
         if size > self.configuration.activityPayloadMaxBytes {
             return ("attributesTooLarge", self.tooLarge(size, field: "/content/state"))
@@ -90,6 +94,7 @@ extension Engine {
             wantsPushToken: request.wantsPushToken, requestedAt: self.now, startOrder: self.counters.startOrder)
         if let start = request.start, start > self.now { activity.scheduledStart = start }
         if request.wantsPushToken { activity.pushToken = self.newToken(for: "activity:" + id) }
+        activity.channel = request.channel
         activity.lastTimestamp = request.timestamp
         if let alert = request.alert {
             activity.alert = ActivityAlert(title: alert.title, body: alert.body, sound: alert.sound, at: self.now)

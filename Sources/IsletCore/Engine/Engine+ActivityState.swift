@@ -19,6 +19,10 @@ extension Engine {
         self.activities[activity.id] = activity
         self.apps[activity.app]?.activities.insert(activity.id)
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
+        if let channel = activity.channel {
+            self.channelSubscribers[channel, default: []].insert(activity.id)
+            self.changes.apps.insert(activity.app)
+        }
         self.noteChange(of: activity, before: .init(nil), wasOngoing: false, render: true)
     }
 
@@ -30,6 +34,11 @@ extension Engine {
         self.noteRanks(ranks)
         if activity.isOngoing { self.adjustOngoing(app: activity.app, by: -1) }
         self.apps[activity.app]?.activities.remove(id)
+        if let channel = activity.channel {
+            self.channelSubscribers[channel]?.remove(id)
+            if self.channelSubscribers[channel]?.isEmpty == true { self.channelSubscribers[channel] = nil }
+            self.changes.apps.insert(activity.app)
+        }
         if let token = activity.pushToken {
             self.tokens[token] = activity.dismissedAt.map { .retired(activity: id, app: activity.app, dismissedAt: $0) }
         }
@@ -74,6 +83,7 @@ extension Engine {
             .activityLifetime(activity: id), at: now.adding(milliseconds: self.configuration.activityMaxMilliseconds))
         self.modifyActivity(id, render: false) { $0.armed.lifetime = lifetime }
         self.armStaleDeadline(id, at: staleAt)
+        self.deliverStoredBroadcast(to: id)
     }
 
     /// Arms (or cancels, with `nil`) the LA-5 stale deadline of an active activity.

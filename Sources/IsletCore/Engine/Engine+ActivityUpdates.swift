@@ -36,7 +36,8 @@ extension Engine {
     /// Applies an update as the device would: ignored when the activity ended (LA-6), when
     /// older than the last timestamp (LA-6), or without content state (AP-6).
     /// - Throws: only for a non-push update over the LA-2 limit.
-    mutating func deliverUpdate(_ update: ActivityUpdate) throws(APIError) -> DeliveryOutcome {
+    /// - Parameter recording: `false` when the caller records the delivery itself (broadcasts).
+    mutating func deliverUpdate(_ update: ActivityUpdate, recording: Bool = true) throws(APIError) -> DeliveryOutcome {
         guard let activity = self.activities[update.id] else { return .ignored("activity_gone") }
         let outcome: DeliveryOutcome
         if activity.phase == .ended || activity.phase == .dismissed {
@@ -58,7 +59,9 @@ extension Engine {
         } else {
             outcome = .ignored("content_state_missing")
         }
-        self.recordDelivery(activity.app, event: "update", activity: update.id, update.delivery, outcome: outcome)
+        if recording {
+            self.recordDelivery(activity.app, event: "update", activity: update.id, update.delivery, outcome: outcome)
+        }
         return outcome
     }
 
@@ -86,7 +89,7 @@ extension Engine {
     }
 
     /// Ends an activity as the device would (LA-6 and LA-8; AP-7 dismissal dates).
-    mutating func deliverEnd(_ end: ActivityEnd) throws(APIError) -> DeliveryOutcome {
+    mutating func deliverEnd(_ end: ActivityEnd, recording: Bool = true) throws(APIError) -> DeliveryOutcome {
         guard let activity = self.activities[end.id] else { return .ignored("activity_gone") }
         let outcome: DeliveryOutcome
         if !activity.isOngoing {
@@ -103,7 +106,9 @@ extension Engine {
             self.applyEnd(end)
             outcome = .applied
         }
-        self.recordDelivery(activity.app, event: "end", activity: end.id, end.delivery, outcome: outcome)
+        if recording {
+            self.recordDelivery(activity.app, event: "end", activity: end.id, end.delivery, outcome: outcome)
+        }
         return outcome
     }
 

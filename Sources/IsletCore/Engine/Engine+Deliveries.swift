@@ -76,6 +76,7 @@ extension Engine {
         switch try? Command(json: held.command) {
         case .activityUpdate(let update)?: _ = try? self.deliverUpdate(update)
         case .activityEnd(let end)?: _ = try? self.deliverEnd(end)
+        case .channelBroadcast(let broadcast)?: _ = self.deliverBroadcast(broadcast)
         default: break
         }
     }
@@ -88,11 +89,14 @@ extension Engine {
             appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
     }
 
+    /// - Parameters: `channel`, `subscribers` and `applied` describe a broadcast (one record per
+    ///   broadcast, with how many subscribers it reached and applied it).
     mutating func recordDelivery(
-        _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?
+        _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?,
+        channel: String? = nil, subscribers: Int? = nil, applied: Int? = nil
     ) {
         guard var app = self.apps[appID] else { return }
-        let record: JSONObject = [
+        var record: JSONObject = [
             "activity": activity.map(JSONValue.string) ?? .null,
             "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
             "at": .string(self.now.rfc3339),
@@ -102,6 +106,11 @@ extension Engine {
             "reason": reason.map(JSONValue.string) ?? .null,
             "source": .string(delivery.source.rawValue),
         ]
+        if let channel {
+            record["channel"] = .string(channel)
+            if let subscribers { record["subscribers"] = .number(Double(subscribers)) }
+            if let applied { record["appliedTo"] = .number(Double(applied)) }
+        }
         app.deliveries.append(.object(record))
         let excess = app.deliveries.count - self.configuration.deliveriesKept
         if excess > 0 { app.deliveries.removeFirst(excess) }

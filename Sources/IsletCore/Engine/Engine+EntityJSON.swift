@@ -49,6 +49,7 @@ extension Engine {
             "endedAt": date(activity.endedAt),
             "id": .string(activity.id),
             "lastTimestamp": date(activity.lastTimestamp),
+            "pushChannel": activity.channel.map(JSONValue.string) ?? .null,
             "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
             "render": self.renderJSON(activity),
             "requestedAt": .string(activity.requestedAt.rfc3339),
@@ -92,6 +93,7 @@ extension Engine {
         ]
         let object: JSONObject = [
             "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
+            "channels": .object(JSONObject(app.channels.values.map { ($0.id, self.channelJSON($0)) })),
             "deliveries": .array(app.deliveries),
             "foreground": .bool(app.foreground),
             "frequentUpdates": .bool(app.frequentUpdates),
@@ -104,8 +106,27 @@ extension Engine {
             ],
             "pushToStartToken": .string(app.pushToStartToken),
             "shortcuts": .array(app.shortcuts.sorted(by: Shortcut.precedes).map(\.json)),
+            "widgetPushToken": .string(app.widgetPushToken),
         ]
         return .object(object)
+    }
+
+    /// `/apps/<id>/channels/<channel>`: the policy, the broadcasts so far, the latest one and
+    /// how many activities subscribe.
+    private func channelJSON(_ channel: Channel) -> JSONValue {
+        let last: JSONValue = channel.last.map { last in
+            [
+                "apnsId": last.apnsId.map(JSONValue.string) ?? .null, "at": .string(last.at.rfc3339),
+                "event": .string(last.event), "priority": .number(Double(last.priority)),
+                "storedUntil": date(last.storedUntil),
+            ]
+        } ?? .null
+        return [
+            "broadcasts": .number(Double(channel.broadcasts)), "createdAt": .string(channel.createdAt.rfc3339),
+            "id": .string(channel.id), "lastBroadcast": last,
+            "storagePolicy": .number(Double(channel.storagePolicy.rawValue)),
+            "subscribers": .number(Double(self.channelSubscribers[channel.id]?.count ?? 0)),
+        ]
     }
 
     private func budgetJSON(_ app: App, _ kind: BudgetKind) -> JSONValue {

@@ -30,6 +30,10 @@ extension Engine {
         case .shortcutUpsert(let upsert): return try self.upsertShortcut(upsert)
         case .shortcutRun(let run): return try self.runShortcut(run)
         case .shortcutDelete(let app, let id): return try self.deleteShortcut(app: app, id: id)
+        case .channelCreate(let create): return try self.createChannel(create)
+        case .channelDelete(let delete): return try self.deleteChannel(delete)
+        case .channelBroadcast(let broadcast): return try self.receiveBroadcast(broadcast)
+        case .widgetPush(let push): return try self.receiveWidgetPush(push)
         }
     }
 
@@ -97,7 +101,10 @@ extension Engine {
         let frequentChanged = upsert.frequentUpdates.map { $0 != app.frequentUpdates } ?? false
         if let frequent = upsert.frequentUpdates { app.frequentUpdates = frequent }
         self.apps[upsert.id] = app
-        if isNew { self.tokens[app.pushToStartToken] = .pushToStart(app: app.id) }
+        if isNew {
+            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
+            self.tokens[app.widgetPushToken] = .widgets(app: app.id)
+        }
         self.changes.apps.insert(upsert.id)
         if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
         if !isNew, before.name != app.name || before.identity != app.identity {
@@ -105,7 +112,7 @@ extension Engine {
             for id in app.widgets.sorted() { self.touchWidget(id, [], render: true) }
             self.changes.allDevices = true
         }
-        return ["pushToStartToken": .string(app.pushToStartToken)]
+        return ["pushToStartToken": .string(app.pushToStartToken), "widgetPushToken": .string(app.widgetPushToken)]
     }
 
     /// LA-13: turning `frequentUpdates` off or on ends all the app's ongoing activities.
@@ -121,6 +128,8 @@ extension Engine {
         for activity in app.activities.sorted() { self.removeActivity(activity) }
         for widget in app.widgets.sorted() { self.removeWidget(widget) }
         self.tokens[app.pushToStartToken] = nil
+        self.tokens[app.widgetPushToken] = nil
+        for channel in app.channels.keys { self.channelApps[channel] = nil }
         for (token, owner) in self.tokens {
             if case .retired(_, app: id, _) = owner { self.tokens[token] = nil }
         }

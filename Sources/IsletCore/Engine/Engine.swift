@@ -34,6 +34,10 @@ public struct Engine: Sendable {
     var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
     var templates = TemplateStore()
     var tokens: TreeDictionary<String, TokenOwner> = [:]
+    /// Every live broadcast channel's app (channel ids are unique in a simulation).
+    var channelApps: TreeDictionary<String, String> = [:]
+    /// The activities subscribed to each channel id (kept after the channel is deleted).
+    var channelSubscribers: TreeDictionary<String, TreeSet<String>> = [:]
     var index = PresentationIndex()
     var scheduler = DeadlineScheduler()
     var counters = Counters()
@@ -131,6 +135,10 @@ public struct Engine: Sendable {
         switch self.tokens[token.lowercased()] {
         case .pushToStart(let app)?:
             return TokenResolution(app: app, activity: nil, activityState: nil)
+        case .widgets(let app)?:
+            var resolution = TokenResolution(app: app, activity: nil, activityState: nil)
+            resolution.isWidgets = true
+            return resolution
         case .activity(let id)?:
             guard let activity = self.activities[id] else { return nil }
             return TokenResolution(
@@ -154,6 +162,8 @@ public struct TokenResolution: Sendable, Hashable {
     public var activityState: String?
     /// When the activity was dismissed (the 410's `timestamp`), also once it is forgotten.
     public var dismissedAt: Instant?
+    /// A WidgetKit push token (the app's widgets on the device), not a Live Activity token.
+    public var isWidgets = false
 
     public init(app: String, activity: String?, activityState: String?, dismissedAt: Instant? = nil) {
         self.app = app
@@ -162,13 +172,15 @@ public struct TokenResolution: Sendable, Hashable {
         self.dismissedAt = dismissedAt
     }
 
-    public var isPushToStart: Bool { self.activity == nil }
+    public var isPushToStart: Bool { self.activity == nil && !self.isWidgets }
     public var isDismissed: Bool { self.activityState == "dismissed" }
 }
 
 /// Who a token belongs to.
 enum TokenOwner: Sendable, Hashable {
     case pushToStart(app: String)
+    /// The app's WidgetKit push token (`apns-push-type: widgets`).
+    case widgets(app: String)
     case activity(id: String)
     /// The token of a dismissed activity the device has since forgotten: APNs keeps answering
     /// 410 `Unregistered` for it (AP-4), so it is kept, and never handed out again, until its
@@ -182,6 +194,8 @@ struct Counters: Sendable, Hashable {
     var activityNumber: UInt64 = 0
     var tokenNumber: UInt64 = 0
     var startOrder: UInt64 = 0
+    /// Broadcast channels created so far (channel ids derive from it).
+    var channelNumber: UInt64 = 0
     /// Mixed into generated push tokens; 0 in the `default` simulation (and in every log written
     /// before simulations existed), a per-world value elsewhere.
     var tokenSalt: UInt64 = 0

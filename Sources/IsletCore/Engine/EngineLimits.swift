@@ -11,6 +11,8 @@ public enum EngineLimits {
     public static let widgets = 1_000_000
     /// Templates per app (`template.put`: targets × slots).
     public static let templatesPerApp = 512
+    /// Broadcast channels per app: APNs' own limit per app and environment (UN-CHAN).
+    public static let channelsPerApp = 10_000
 
     static func refuse(_ what: String, _ limit: Int, field: JSONPointer) -> APIError {
         APIError(.limitExceeded, "a simulation holds at most \(limit) \(what)", field: field)

@@ -10,6 +10,8 @@ struct Activity: Sendable, Hashable {
     var source: ActivitySource
     var wantsPushToken: Bool
     var pushToken: String?
+    /// The broadcast channel it subscribes to (`pushType: {"channel": id}`).
+    var channel: String?
     var requestedAt: Instant
     /// For a scheduled start: when it becomes active.
     var scheduledStart: Instant?

@@ -17,6 +17,8 @@ struct App: Sendable, Hashable {
     var frequentUpdates = false
     var foreground = false
     var pushToStartToken: String
+    /// Broadcast channels, by id.
+    var channels: TreeDictionary<String, Channel> = [:]
     var pushBudget = Budget()
     var pushToStartBudget = Budget()
     /// The last `deliveriesKept` delivery records (JSON objects), newest last.
@@ -41,6 +43,10 @@ struct App: Sendable, Hashable {
         self.name = id
         self.pushToStartToken = pushToStartToken
     }
+
+    /// The WidgetKit push token of the app's widgets: derived from the push-to-start token, so
+    /// that adding it drew nothing from the token counter (older logs replay to the same tokens).
+    var widgetPushToken: String { hexToken(seed: stableHash("widgets:" + self.pushToStartToken)) }
 
     func budget(_ kind: BudgetKind) -> Budget {
         kind == .push ? self.pushBudget : self.pushToStartBudget
