@@ -1,11 +1,16 @@
 /*
- * OpenSSL for IsletTransport's TLS listener. Macros Swift cannot import are
- * re-exported as islet_-prefixed inline functions. No logic lives here.
+ * OpenSSL for IsletTransport's TLS listener and its ES256 keys (APNs provider
+ * tokens). Macros Swift cannot import are re-exported as islet_-prefixed
+ * inline functions. No logic lives here.
  */
 #ifndef ISLET_COPENSSL_SHIM_H
 #define ISLET_COPENSSL_SHIM_H
 
+#include <openssl/bn.h>
+#include <openssl/ec.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 static inline long
