@@ -32,10 +32,13 @@ public enum Command: Sendable, Hashable {
     case channelDelete(ChannelDelete)
     case channelBroadcast(ChannelBroadcast)
     case widgetPush(WidgetPush)
+    case apnsKeyPut(APNsKeyPut)
+    case apnsKeyDelete(keyID: String)
 
     /// The wire names this engine accepts.
     public static let supportedTypes: [String] = [
         "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.upsert",
+        "apns.keyDelete", "apns.keyPut",
         "channel.broadcast", "channel.create", "channel.delete", "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
         "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
         "template.put", "widget.delete", "widget.interact", "widget.push", "widget.reload", "widget.setTimeline", "widget.upsert",

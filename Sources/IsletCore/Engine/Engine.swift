@@ -38,6 +38,8 @@ public struct Engine: Sendable {
     var channelApps: TreeDictionary<String, String> = [:]
     /// The activities subscribed to each channel id (kept after the channel is deleted).
     var channelSubscribers: TreeDictionary<String, TreeSet<String>> = [:]
+    /// The APNs provider keys pushes must be signed with, by key id (none: no JWT is asked for).
+    var apnsKeys: TreeDictionary<String, ProviderKey> = [:]
     var index = PresentationIndex()
     var scheduler = DeadlineScheduler()
     var counters = Counters()

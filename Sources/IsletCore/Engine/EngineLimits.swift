@@ -13,6 +13,8 @@ public enum EngineLimits {
     public static let templatesPerApp = 512
     /// Broadcast channels per app: APNs' own limit per app and environment (UN-CHAN).
     public static let channelsPerApp = 10_000
+    /// APNs provider keys (`apns.keyPut`); a team may hold only a few.
+    public static let providerKeys = 100
 
     static func refuse(_ what: String, _ limit: Int, field: JSONPointer) -> APIError {
         APIError(.limitExceeded, "a simulation holds at most \(limit) \(what)", field: field)

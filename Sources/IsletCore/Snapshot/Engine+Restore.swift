@@ -48,6 +48,7 @@ extension Engine {
             try restoreDeadline(reader) { id, widget in widget ? self.widgets.slot(of: id) : self.stacks.slot(of: id) }
         }
         self.scheduler = DeadlineScheduler(deadlines: deadlines, nextSequence: try counters.count("nextSequence"))
+        try self.restoreProviderKeys(root)
         self.rebuildDocument()
     }
 

@@ -21,7 +21,7 @@ extension Engine {
         ]
         // Written only when set, so the default simulation's snapshots keep their bytes.
         if self.counters.tokenSalt != 0 { counters["tokenSalt"] = number(self.counters.tokenSalt) }
-        let object: JSONObject = [
+        var object: JSONObject = [
             "format": .string(Self.snapshotFormat),
             "rev": .number(Double(self.rev)),
             "now": .string(self.now.rfc3339),
@@ -49,6 +49,7 @@ extension Engine {
             "kindMaxScores": .object(JSONObject(self.kindMaxScores.map { ($0.key, JSONValue.number($0.value)) })),
             "retiredTokens": .array(self.retiredTokensSnapshot()),
         ]
+        if let keys = self.providerKeysSnapshot() { object["providerKeys"] = keys }
         return .object(object)
     }
 
