@@ -9,7 +9,7 @@ public struct APNsKeyPut: Sendable, Hashable {
 
 extension APNsKeyPut {
     /// A PEM of a P-256 public key is 178 bytes; this leaves room for other line lengths.
-    static let maxPublicKeyBytes = 1024
+    public static let maxPublicKeyBytes = 1024
 
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown(["type", "keyId", "teamId", "publicKey"])

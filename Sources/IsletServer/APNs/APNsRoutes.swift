@@ -29,6 +29,7 @@ extension IsletServer {
                 return server.push(context)
             }
         }
+        self.addProviderKeyRoutes()
     }
 
     /// The simulation a push goes to: the one the path names, or else the first (in creation
@@ -51,16 +52,14 @@ extension IsletServer {
         let fallbackID =
             (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
             ?? randomUUID()
-        let principal: Principal
-        switch self.checkProviderToken(request.headers) {
-        case .failure(let failure): return .now(failure.httpResponse(apnsID: fallbackID))
-        case .success(let checked): principal = checked
-        }
-        if let name = context.parameters["simulation"], !principal.reaches(name) {
-            return .now(APNsFailure(status: 403, reason: "InvalidProviderToken").httpResponse(apnsID: fallbackID))
-        }
-        guard let simulation = self.pushTarget(context, scope: principal.simulation) else {
+        guard let simulation = self.pushTarget(context, scope: self.providerTokenScope(request.headers)) else {
+            if case .failure(let failure) = self.checkProviderToken(request.headers) {
+                return .now(failure.httpResponse(apnsID: fallbackID))
+            }
             return .now(APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: fallbackID))
+        }
+        if case .failure(let failure) = self.authenticateProvider(request.headers, for: simulation) {
+            return .now(failure.httpResponse(apnsID: fallbackID))
         }
         let outcome = self.checkPush(context, in: simulation)
         switch outcome {
@@ -112,8 +111,9 @@ extension IsletServer {
     }
 
     /// With an admin token configured, the push must carry it (or a simulation's admin token,
-    /// which reaches only that simulation) as its provider token.
-    private func checkProviderToken(_ headers: HTTPHeaders) -> Result<Principal, APNsFailure> {
+    /// which reaches only that simulation) as its provider token. Routes call
+    /// `authenticateProvider(_:for:)`, which applies this to simulations without provider keys.
+    func checkProviderToken(_ headers: HTTPHeaders) -> Result<Principal, APNsFailure> {
         guard self.access.isEnabled else { return .success(.admin) }
         guard let token = Access.presentedToken(headers: headers, query: nil), !token.isEmpty else {
             return .failure(APNsFailure(status: 403, reason: "MissingProviderToken"))

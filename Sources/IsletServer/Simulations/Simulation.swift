@@ -13,6 +13,8 @@ final class Simulation {
     let tokens: SimulationTokens?
     /// While a fork's genesis snapshot is being written: the simulation its log refers to.
     var pendingGenesisSource: String?
+    /// Its provider keys as OpenSSL read them, and the provider tokens in use (APNs auth).
+    var providerKeyring = ProviderKeyring()
 
     init(id: String, live: LiveSimulation, stream: SimulationStream, created: Instant, tokens: SimulationTokens?) {
         self.id = id
