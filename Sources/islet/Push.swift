@@ -9,7 +9,9 @@ struct Push: AsyncParsableCommand {
         abstract: "Send an APNs-style Live Activity push (POST /3/device/<token>) from a JSON file.",
         discussion: """
             Prints the status and apns-id, and the reply body when there is one (APNs' {"reason"}).
-            Environment: ISLET_URL, ISLET_ADMIN_TOKEN (sent as the provider token).
+            With --p8, --key-id and --team it signs a provider token (ES256 JWT) as a provider does; else the
+            provider token is the admin token.
+            Environment: ISLET_URL, ISLET_ADMIN_TOKEN (sent as the provider token without --p8).
             Exit status: 0 when the push was accepted (200), else 1.
             """)
 
@@ -40,8 +42,46 @@ struct Push: AsyncParsableCommand {
     @Option(help: "The provider token (ISLET_ADMIN_TOKEN), sent as Authorization: bearer.")
     var authToken: String?
 
+    @Option(help: "Sign a provider token (ES256 JWT) with this private key file, Apple's AuthKey_<key id>.p8.")
+    var p8: String?
+
+    @Option(help: "The key id of --p8 (the token's kid).")
+    var keyID: String?
+
+    @Option(help: "The team id of --p8 (the token's iss).")
+    var team: String?
+
     @Argument(help: "The payload file ({\"aps\": {…}}), or - for standard input.")
     var file: String
+
+    func validate() throws {
+        guard self.p8 != nil || self.keyID != nil || self.team != nil else { return }
+        guard let keyID = self.keyID, let team = self.team, self.p8 != nil else {
+            throw ValidationError("--p8, --key-id and --team go together")
+        }
+        guard self.authToken == nil else {
+            throw ValidationError("--p8 signs the provider token: leave out --auth-token")
+        }
+        try APNs.check(keyID, "key id")
+        try APNs.check(team, "team id")
+    }
+
+    /// `bearer <token>`: a JWT signed now with `--p8`, else the admin token, if any.
+    private func authorization(_ environment: Environment) throws -> String? {
+        guard let p8 = self.p8, let keyID = self.keyID, let team = self.team else {
+            return (self.authToken ?? environment["ISLET_ADMIN_TOKEN"]).map { "bearer \($0)" }
+        }
+        do {
+            let now = Int64(Date().timeIntervalSince1970)
+            let token = try ProviderToken.signed(
+                keyID: keyID, teamID: team, issuedAt: now, privateKeyPEM: try readKey(p8))
+            return "bearer " + token
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw ValidationError("\(p8): \(error)")
+        }
+    }
 
     func run() async throws {
         let environment = Environment.current
@@ -62,9 +102,7 @@ struct Push: AsyncParsableCommand {
         if let expiration { headers.append(("apns-expiration", String(expiration))) }
         if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
         if let apnsID { headers.append(("apns-id", apnsID)) }
-        if let auth = self.authToken ?? environment["ISLET_ADMIN_TOKEN"] {
-            headers.append(("Authorization", "bearer \(auth)"))
-        }
+        if let authorization = try self.authorization(environment) { headers.append(("Authorization", authorization)) }
         let reply = try await HTTPClient.request(
             host: target.host, port: target.port, method: "POST", path: "/3/device/\(self.token)", headers: headers,
             body: body)

@@ -21,8 +21,11 @@ struct Sim: AsyncParsableCommand {
         @Option(help: "The admin token (ISLET_ADMIN_TOKEN), sent as Authorization: bearer.")
         var token: String?
 
-        /// Sends one request and returns the body of a 2xx reply; anything else exits 1.
-        func send(_ method: String, _ path: String, body: [UInt8] = []) async throws -> [UInt8] {
+        /// Sends one request and returns the body of a 2xx reply; anything else exits 1 after
+        /// printing the error, prefixed with `command`.
+        func send(_ method: String, _ path: String, body: [UInt8] = [], command: String = "islet sim") async throws
+            -> [UInt8]
+        {
             let environment = Environment.current
             let target = try StreamURL(self.url ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080")
             var headers = [("Content-Type", "application/json")]
@@ -32,7 +35,7 @@ struct Sim: AsyncParsableCommand {
             let reply = try await HTTPClient.request(
                 host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
             guard (200..<300).contains(reply.status) else {
-                printError("islet sim: \(reply.status) \(SimulationRequests.errorMessage(reply.body))")
+                printError("\(command): \(reply.status) \(SimulationRequests.errorMessage(reply.body))")
                 throw ExitCode(1)
             }
             return reply.body

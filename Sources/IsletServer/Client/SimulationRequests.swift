@@ -46,6 +46,11 @@ public enum SimulationRequests {
                 simulation["created"]?.stringValue ?? "?",
             ])
         }
+        return aligned(rows)
+    }
+
+    /// Rows as a table: columns padded to their widest cell, two spaces apart.
+    static func aligned(_ rows: [[String]]) -> String {
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).map { cell, width in cell + String(repeating: " ", count: width - cell.count) }
