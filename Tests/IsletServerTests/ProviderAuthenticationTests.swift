@@ -135,7 +135,7 @@ struct ProviderAuthenticationTests {
         #expect(check(second, at: Self.now + 600 + 3601) == .failure(.expiredProviderToken))
     }
 
-    @Test("a key replaced by another PEM starts afresh; a deleted key's token is refused")
+    @Test("a key replaced by another PEM or team starts afresh; a deleted key's token is refused")
     func keyChanges() throws {
         var keyring = ProviderKeyring()
         var registered = Self.key
@@ -144,6 +144,9 @@ struct ProviderAuthenticationTests {
         }
         let first = try Self.token()
         #expect(try check(first, at: Self.now, registered: registered).get() == registered)
+        var otherTeam = registered
+        otherTeam.teamID = "ZZZ999ZZZZ"
+        #expect(check(first, at: Self.now, registered: otherTeam) == .failure(.invalidProviderToken))
         registered.publicKey = ProviderKeyFixtures.otherPublicKey
         let renewed = try Self.token(issuedAt: Self.now + 10, privateKey: ProviderKeyFixtures.otherPrivateKey)
         #expect(check(first, at: Self.now + 10, registered: registered) == .failure(.invalidProviderToken))

@@ -37,6 +37,9 @@ struct ProviderKeyring {
     private var publicKeys: [String: (pem: String, key: ES256PublicKey?)] = [:]
     /// Per key id: the `iat` of the token in use, and when it was first accepted.
     private var tokensInUse: [String: (issuedAt: Int64, since: Int64)] = [:]
+    /// Per key id: the last token whose signature verified, so that a provider reusing its token
+    /// (as Apple asks) costs one ECDSA verification, not one per push.
+    private var verified: [String: String] = [:]
 
     /// Checks `bearer`, the token of `authorization: bearer <token>`, as APNs does.
     /// - Parameters:
@@ -55,8 +58,7 @@ struct ProviderKeyring {
             self.forget(token.keyID)
             return .failure(.invalidProviderToken)
         }
-        guard token.teamID == key.teamID, let publicKey = self.publicKey(for: key),
-            publicKey.verify(signature: token.signature, message: token.signingInput),
+        guard token.teamID == key.teamID, self.isSigned(bearer, token, by: key),
             token.issuedAt <= now + Self.allowedFutureSeconds
         else { return .failure(.invalidProviderToken) }
         guard now - token.issuedAt <= Self.maximumAgeSeconds else { return .failure(.expiredProviderToken) }
@@ -74,20 +76,32 @@ struct ProviderKeyring {
         return .success(())
     }
 
-    /// The key as OpenSSL reads it; read again (and its token history dropped) when its PEM
-    /// changed since.
+    /// Whether `token` (whose text is `bearer`) is signed by `key`: verified once per token text
+    /// and key PEM.
+    private mutating func isSigned(_ bearer: String, _ token: ProviderToken, by key: ProviderKey) -> Bool {
+        if self.verified[key.keyID] == bearer, self.publicKeys[key.keyID]?.pem == key.publicKey { return true }
+        guard let publicKey = self.publicKey(for: key),
+            publicKey.verify(signature: token.signature, message: token.signingInput)
+        else { return false }
+        self.verified[key.keyID] = bearer
+        return true
+    }
+
+    /// The key as OpenSSL reads it; read again (and what was kept of its tokens dropped) when
+    /// its PEM changed since.
     private mutating func publicKey(for key: ProviderKey) -> ES256PublicKey? {
         if let cached = self.publicKeys[key.keyID], cached.pem == key.publicKey { return cached.key }
+        self.forget(key.keyID)
         let parsed = try? ES256PublicKey(pem: key.publicKey)
         self.publicKeys[key.keyID] = (key.publicKey, parsed)
-        self.tokensInUse[key.keyID] = nil
         return parsed
     }
 
-    /// Drops what is kept for a key that is no longer registered.
+    /// Drops what is kept for a key that is no longer registered (or no longer the same key).
     private mutating func forget(_ keyID: String) {
         self.publicKeys[keyID] = nil
         self.tokensInUse[keyID] = nil
+        self.verified[keyID] = nil
     }
 }
 
