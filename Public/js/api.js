@@ -49,15 +49,30 @@ export const get = (path) => request("GET", path);
 export const seg = (id) => encodeURIComponent(id);
 
 /**
- * Sends an APNs-style push (`POST /3/device/<token>`); resolves with {status, apnsId, reason}
- * whatever the status, as a push sender sees it.
+ * Sends an APNs-style request (a push, a broadcast, channel management) to `path` (`/3/…`,
+ * `/4/…`, `/1/…`); resolves with {status, apnsId, channelId, reason, body} whatever the status,
+ * as a push sender sees it. The token, if any, goes as the provider token.
  */
-export async function apnsPush(deviceToken, headers, payload) {
-  const init = { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload };
+export async function apnsRequest(method, path, headers = {}, payload = undefined) {
+  const init = { method, headers: { ...headers } };
+  if (payload !== undefined) {
+    init.headers["content-type"] ??= "application/json";
+    init.body = typeof payload === "string" ? payload : JSON.stringify(payload);
+  }
   if (token) init.headers.authorization = `bearer ${token}`;
-  const response = await fetch(route(`/3/device/${encodeURIComponent(deviceToken)}`), init);
+  const response = await fetch(route(path), init);
   const text = await response.text();
-  let reason = null;
-  try { reason = text ? JSON.parse(text).reason ?? null : null; } catch { reason = text; }
-  return { status: response.status, apnsId: response.headers.get("apns-id"), reason };
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch { body = text; }
+  return {
+    status: response.status,
+    apnsId: response.headers.get("apns-id") ?? response.headers.get("apns-request-id"),
+    channelId: response.headers.get("apns-channel-id"),
+    reason: typeof body === "string" ? body : body?.reason ?? null,
+    body,
+  };
 }
+
+/** Sends an APNs-style push (`POST /3/device/<token>`); see {@link apnsRequest}. */
+export const apnsPush = (deviceToken, headers, payload) =>
+  apnsRequest("POST", `/3/device/${encodeURIComponent(deviceToken)}`, headers, payload);

@@ -8,7 +8,7 @@ public struct Bench: AsyncParsableCommand {
         abstract: "Measures Islet's performance budgets (run on a release build).",
         subcommands: [
             BenchEngine.self, BenchStore.self, BenchIdle.self, BenchFanout.self, BenchCompression.self,
-            BenchCommands.self, BenchRecovery.self, BenchSimulations.self, BenchCluster.self,
+            BenchCommands.self, BenchRecovery.self, BenchSimulations.self, BenchCluster.self, BenchBroadcast.self,
         ])
 
     public init() {}

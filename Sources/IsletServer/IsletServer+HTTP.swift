@@ -5,7 +5,7 @@ extension IsletServer {
     /// Routes a request. Returns the metrics label of what answered it and the reply.
     func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
         if let problem = request.bodyProblem {
-            if request.path.hasPrefix(APNsRoutes.pathPrefix) {
+            if APNsRoutes.isAPNsPath(request.path) {
                 return ("body_refused", .now(APNsRoutes.refusal(problem)))
             }
             return ("body_refused", .now(self.refusal(problem).httpResponse()))

@@ -35,14 +35,16 @@ def free_port() -> int:
 
 class IsletServer:
     """One `islet serve` process on a throwaway command log (`--db :memory:`), in its own
-    working directory."""
+    working directory; with `token`, it runs with that admin token and `request` presents it."""
 
-    def __init__(self, port: int = 0, demo: str = "off", clock: str | None = START_INSTANT, workdir: Path | None = None):
+    def __init__(self, port: int = 0, demo: str = "off", clock: str | None = START_INSTANT, workdir: Path | None = None,
+                 token: str | None = None):
         if not BINARY.exists():
             raise RuntimeError(f"{BINARY} is missing: run `swift build --product islet` first")
         self.requested_port = port
         self.demo = demo
         self.clock = clock
+        self.token = token
         self.own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="islet-browser-"))
         self.process: subprocess.Popen | None = None
@@ -54,6 +56,8 @@ class IsletServer:
                 "--db", ":memory:", "--public-dir", str(ROOT / "Public"), "--log-level", "warning"]
         if self.clock:
             args += ["--virtual-clock", self.clock]
+        if self.token:
+            args += ["--admin-token", self.token]
         self.process = subprocess.Popen(args, cwd=self.workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         found = threading.Event()
 
@@ -92,6 +96,8 @@ class IsletServer:
     def request(self, method: str, path: str, body=None, headers: dict | None = None):
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
+        if self.token and "authorization" not in {k.lower() for k in (headers or {})}:
+            req.add_header("Authorization", f"Bearer {self.token}")
         if body is not None and "content-type" not in {k.lower() for k in (headers or {})}:
             req.add_header("Content-Type", "application/json")
         try:

@@ -1,19 +1,22 @@
-// Raw APNs sender: `POST /3/device/<token>` with Apple's headers and an `aps` payload, as a
-// backend would send it. The reply is what APNs would answer; what the device did with it is
-// in the app's deliveries.
+// The Push panel. "Device token": the raw APNs sender, `POST /3/device/<token>` with Apple's
+// headers and an `aps` payload, as a backend would send it. "Channels & widgets": the app's
+// broadcast channels, broadcasts and WidgetKit pushes (app-push.js). Replies are what APNs would
+// answer; what the device did with each push is in the app's deliveries, listed below both.
 
 import { h } from "../dom.js";
 import { apnsPush } from "../api.js";
+import { segmented } from "../controls.js";
 import { reportError, reportOK } from "./status.js";
 import { syncOptions } from "./composer-panel.js";
 import { Deliveries } from "./deliveries.js";
+import { AppPushSection } from "./app-push.js";
 
 const field = (label, control, id) => h("label", { class: "field", attrs: { for: id } }, h("span", { text: label }), control);
 
 export class ApnsPanel {
   constructor(root, { store }) {
     this.store = store;
-    this.token = h("select", { id: "apns-token", on: { change: () => this.prefill("auto") } });
+    this.token = h("select", { id: "apns-token", on: { change: () => { this.prefill("auto"); this.followToken(); } } });
     this.pushType = h("input", { id: "apns-push-type", value: "liveactivity" });
     this.topic = h("input", { id: "apns-topic" });
     this.priority = h("select", { id: "apns-priority" }, h("option", { value: "10", text: "10 (immediate, budgeted)" }), h("option", { value: "5", text: "5 (opportunistic)" }));
@@ -26,8 +29,26 @@ export class ApnsPanel {
       h("div", { class: "row" }, field("apns-push-type", this.pushType, "apns-push-type"), field("apns-priority", this.priority, "apns-priority")),
       field("apns-topic", this.topic, "apns-topic"), this.templates, field("Payload", this.payload, "apns-payload"),
       h("div", { class: "row actions" }, h("button", { class: "button button-primary", type: "submit", text: "Send push" })), this.status);
+    this.appPush = new AppPushSection({ store, onSelect: () => this.showDeliveries() });
+    this.modeControl = segmented("Send with", "push-mode", [["token", "Device token"], ["app", "Channels & widgets"]], (mode) => this.setMode(mode));
     this.deliveries = new Deliveries();
-    root.append(this.form, h("h3", { text: "Deliveries" }), this.deliveries.el);
+    root.append(h("div", { class: "field" }, h("span", { class: "label", text: "Send with" }), this.modeControl.el),
+      this.form, this.appPush.el, h("h3", { text: "Deliveries" }), this.deliveries.el);
+    this.modeControl.set("token");
+    this.setMode("token");
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    this.form.hidden = mode !== "token";
+    this.appPush.el.hidden = mode !== "app";
+    this.showDeliveries();
+  }
+
+  /** The deliveries of the app being pushed to: the token's, or the one chosen for channels. */
+  showDeliveries() {
+    if (!this.doc) return;
+    this.deliveries.update(this.mode === "app" ? this.appPush.selected : this.target().app);
   }
 
   update(doc) {
@@ -43,7 +64,18 @@ export class ApnsPanel {
     const before = this.token.value;
     syncOptions(this.token, options);
     if (!before && this.token.value) this.prefill("auto");
-    this.deliveries.update(this.target().app);
+    this.appPush.update(doc);
+    this.followToken();
+  }
+
+  /** The channels follow the app of the chosen token (the operator may then pick another). */
+  followToken() {
+    const app = this.target().app?.id;
+    if (app !== this.tokenApp) {
+      this.tokenApp = app;
+      this.appPush.select(app);
+    }
+    this.showDeliveries();
   }
 
   target() {

@@ -8,6 +8,7 @@ import { segmented } from "../controls.js";
 import { JsonField } from "./json-field.js";
 import { reportError, reportOK } from "./status.js";
 import { Deliveries } from "./deliveries.js";
+import { shortId } from "./channels.js";
 
 const field = (label, control, id) => h("label", { class: "field", attrs: { for: id } }, h("span", { text: label }), control);
 
@@ -72,7 +73,7 @@ export class ComposerPanel {
     const activities = Object.values(doc.activities).filter((a) => a.activityState !== "dismissed")
       .sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? "") || a.id.localeCompare(b.id));
     const had = this.activity.value;
-    syncOptions(this.activity, activities.map((a) => [a.id, `${doc.apps[a.app]?.name ?? a.app} · ${a.id} (${a.activityState})`]));
+    syncOptions(this.activity, activities.map((a) => [a.id, `${doc.apps[a.app]?.name ?? a.app} · ${a.id} (${a.activityState})${a.pushChannel ? ` · channel ${shortId(a.pushChannel)}` : ""}`]));
     if (!had && this.activity.value) this.prefillActivity();
     const types = [...new Set(Object.values(doc.activities).map((a) => a.attributesType))].sort();
     syncOptions(this.types, types.map((t) => [t, t]));

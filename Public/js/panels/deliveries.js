@@ -1,8 +1,30 @@
 // An app's delivery log (`/apps/<id>/deliveries`, newest first): what the simulated device did
-// with each start, update and end, from the API or a push, and why.
+// with each start, update and end, from the API or a push, each broadcast (with how many of the
+// channel's subscribers applied it) and each widget push, and why.
 
-import { h, reconcile, setText } from "../dom.js";
+import { h, reconcile, setAttr, setText } from "../dom.js";
 import { clockText } from "../clock.js";
+import { plural, shortId } from "./channels.js";
+
+/** The record's summary: `push update order-1`, `broadcast update`, `widget push`. */
+export function deliveryWhat(d) {
+  const priority = d.priority === 5 ? " · p5" : d.priority === 1 ? " · p1" : "";
+  if (d.event === "widgets") return `widget push${priority}`;
+  if (d.channel) return `broadcast ${d.event}${d.activity ? ` ${d.activity}` : ""}${priority}`;
+  return `${d.source === "push" ? "push" : "api"} ${d.event} ${d.activity ?? ""}${priority}`;
+}
+
+/**
+ * The second line: for a broadcast its channel and how many subscribers applied it, then the
+ * reason (`channel kboa1rgE… · applied to 1 of 2 subscribers · …`).
+ */
+export function deliveryDetail(d) {
+  const parts = [];
+  if (d.channel) parts.push(`channel ${shortId(d.channel)}`);
+  if (d.channel && typeof d.subscribers === "number") parts.push(`applied to ${d.appliedTo ?? 0} of ${plural(d.subscribers, "subscriber")}`);
+  if (d.reason) parts.push(d.reason.replace(/_/g, " "));
+  return parts.join(" · ");
+}
 
 export class Deliveries {
   constructor() {
@@ -23,10 +45,12 @@ export class Deliveries {
     }, (el, d) => {
       const { time, what, outcome, reason } = el.isletParts;
       setText(time, clockText(Date.parse(d.at)));
-      setText(what, `${d.source === "push" ? "push" : "api"} ${d.event} ${d.activity ?? ""}${d.priority === 5 ? " · p5" : ""}`);
+      setText(what, deliveryWhat(d));
+      setAttr(el, "title", [d.channel && `channel ${d.channel}`, d.apnsId && `apns-id ${d.apnsId}`].filter(Boolean).join("\n") || null);
+      el.dataset.kind = d.event === "widgets" ? "widgets" : d.channel ? "broadcast" : "activity";
       setText(outcome, d.outcome);
       outcome.dataset.outcome = d.outcome;
-      setText(reason, d.reason ? d.reason.replace(/_/g, " ") : "");
+      setText(reason, deliveryDetail(d));
     });
   }
 }

@@ -82,11 +82,18 @@ extension ChannelBroadcast {
         }
     }
 
+    /// `delivery` without `source`: a broadcast always comes from APNs.
+    private var deliveryJSON: JSONValue {
+        var object: JSONObject = ["priority": .number(Double(self.delivery.priority))]
+        if let apnsId = self.delivery.apnsId { object["apnsId"] = .string(apnsId) }
+        return .object(object)
+    }
+
     /// The command object again (stored under policy 1, held while throttled or deferred).
     var json: JSONValue {
         var object: JSONObject = [
             "type": "channel.broadcast", "app": .string(self.app), "channel": .string(self.channel),
-            "event": .string(self.event.rawValue), "delivery": self.delivery.json,
+            "event": .string(self.event.rawValue), "delivery": self.deliveryJSON,
         ]
         if let content = self.content { object["content"] = content.json }
         if let alert = self.alert { object["alert"] = alert.json }

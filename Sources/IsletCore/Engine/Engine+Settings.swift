@@ -83,6 +83,10 @@ extension Engine {
         self.changes.island = true
         for id in self.apps.keys { self.changes.apps.insert(id) }
         for id in self.activities.keys { self.changes.activities.insert(id) }
+        // Every widget shows its reload budget's limit.
+        if before.widgetReloadsPerDay != self.configuration.widgetReloadsPerDay {
+            for id in self.widgets.keys.sorted() { self.touchWidget(id, [.reload], render: false) }
+        }
         return [:]
     }
 

@@ -25,11 +25,14 @@ extension Engine {
         let counters = try root.nested("counters")
         self.counters = Counters(
             activityNumber: try counters.count("activityNumber"), tokenNumber: try counters.count("tokenNumber"),
-            startOrder: try counters.count("startOrder"), tokenSalt: try counters.optionalCount("tokenSalt") ?? 0)
+            startOrder: try counters.count("startOrder"), channelNumber: try counters.optionalCount("channelNumber") ?? 0,
+            tokenSalt: try counters.optionalCount("tokenSalt") ?? 0)
         for device in try root.array("devices", restoreDevice) { self.devices[device.id] = device }
         for app in try root.array("apps", restoreApp) {
             self.apps[app.id] = app
             self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
+            self.tokens[app.widgetPushToken] = .widgets(app: app.id)
+            for channel in app.channels.keys { self.channelApps[channel] = app.id }
         }
         for activity in try root.array("activities", restoreActivity) { try self.restore(activity) }
         // Snapshots written before retired tokens were kept have none.
@@ -59,6 +62,7 @@ extension Engine {
         self.activities[activity.id] = activity
         self.apps[activity.app]?.activities.insert(activity.id)
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
+        if let channel = activity.channel { self.channelSubscribers[channel, default: []].insert(activity.id) }
         _ = self.index.update(from: .init(nil), to: .init(activity))
         if activity.isOngoing {
             self.ongoingCount += 1
@@ -185,6 +189,11 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
     app.deferred = try reader.array("deferred", restorePending)
     app.shortcuts = try reader.array("shortcuts", restoreShortcut)
     app.nextShortcutOrder = Int(try reader.count("nextShortcutOrder"))
+    if reader.object["channels"] != nil {
+        for channel in try reader.array("channels", { channel throws(APIError) in try restoreChannel(channel, app: app.id) }) {
+            app.channels[channel.id] = channel
+        }
+    }
     return app
 }
 
@@ -205,4 +214,20 @@ private func restoreRetiredToken(_ reader: SnapshotReader) throws(APIError) -> (
         activity: try reader.string("activity"), app: try reader.string("app"),
         dismissedAt: try reader.instant("dismissedAt"))
     return (try reader.string("token"), owner)
+}
+
+private func restoreChannel(_ reader: SnapshotReader, app: String) throws(APIError) -> Channel {
+    guard let policy = Channel.StoragePolicy(rawValue: Int(try reader.count("storagePolicy"))) else {
+        throw reader.fail("storagePolicy")
+    }
+    var channel = Channel(
+        id: try reader.string("id"), app: app, storagePolicy: policy, createdAt: try reader.instant("createdAt"))
+    channel.broadcasts = Int(try reader.count("broadcasts"))
+    if let last = try reader.optionalNested("last") {
+        channel.last = LastBroadcast(
+            command: try last.value("command"), event: try last.string("event"), at: try last.instant("at"),
+            priority: Int(try last.count("priority")), apnsId: try last.optionalString("apnsId"),
+            storedUntil: try last.optionalInstant("storedUntil"))
+    }
+    return channel
 }

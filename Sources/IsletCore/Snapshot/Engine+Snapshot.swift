@@ -21,6 +21,7 @@ extension Engine {
         ]
         // Written only when set, so the default simulation's snapshots keep their bytes.
         if self.counters.tokenSalt != 0 { counters["tokenSalt"] = number(self.counters.tokenSalt) }
+        if self.counters.channelNumber != 0 { counters["channelNumber"] = number(self.counters.channelNumber) }
         var object: JSONObject = [
             "format": .string(Self.snapshotFormat),
             "rev": .number(Double(self.rev)),
@@ -97,7 +98,7 @@ func snapshotJSON(_ app: App) -> JSONValue {
         ("tint", app.identity.tint), ("background", app.identity.background),
         ("foreground", app.identity.foreground), ("keyline", app.identity.keyline),
     ].compactMap { name, color in color.map { (name, JSONValue.string($0)) } }
-    return [
+    var object: JSONObject = [
         "id": .string(app.id), "name": .string(app.name), "identity": .object(JSONObject(identity)),
         "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled), "frequentUpdates": .bool(app.frequentUpdates),
         "foreground": .bool(app.foreground), "pushToStartToken": .string(app.pushToStartToken),
@@ -105,6 +106,24 @@ func snapshotJSON(_ app: App) -> JSONValue {
         "deliveries": .array(app.deliveries),
         "throttled": .array(app.throttled.map(snapshotJSON)), "deferred": .array(app.deferred.map(snapshotJSON)),
         "shortcuts": .array(app.shortcuts.map(\.json)), "nextShortcutOrder": .number(Double(app.nextShortcutOrder)),
+    ]
+    // Written only when there are some, so snapshots of worlds without channels keep their bytes.
+    if !app.channels.isEmpty { object["channels"] = .array(app.channels.keys.sorted().map { snapshotJSON(app.channels[$0]!) }) }
+    return .object(object)
+}
+
+func snapshotJSON(_ channel: Channel) -> JSONValue {
+    let last: JSONValue = channel.last.map { last in
+        [
+            "command": last.command, "event": .string(last.event), "at": .string(last.at.rfc3339),
+            "priority": .number(Double(last.priority)), "apnsId": last.apnsId.map(JSONValue.string) ?? .null,
+            "storedUntil": date(last.storedUntil),
+        ]
+    } ?? .null
+    return [
+        "id": .string(channel.id), "storagePolicy": .number(Double(channel.storagePolicy.rawValue)),
+        "createdAt": .string(channel.createdAt.rfc3339), "broadcasts": .number(Double(channel.broadcasts)),
+        "last": last,
     ]
 }
 
@@ -127,7 +146,7 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
         ("start", activity.armed.start), ("stale", activity.armed.stale), ("lifetime", activity.armed.lifetime),
         ("dismissal", activity.armed.dismissal), ("removal", activity.armed.removal),
     ].compactMap { name, sequence in sequence.map { (name, number($0)) } }
-    return [
+    var object: JSONObject = [
         "id": .string(activity.id), "app": .string(activity.app), "attributesType": .string(activity.attributesType),
         "attributes": .object(activity.attributes), "state": .object(activity.content.state),
         "staleDate": date(activity.content.staleDate), "relevanceScore": .number(activity.content.relevanceScore),
@@ -141,6 +160,8 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
         "alert": activity.alert?.json ?? .null, "lastTimestamp": date(activity.lastTimestamp),
         "armed": .object(JSONObject(armed)),
     ]
+    if let channel = activity.channel { object["channel"] = .string(channel) }
+    return .object(object)
 }
 
 extension Engine {

@@ -11,35 +11,64 @@ struct APNsFailure: Error, Equatable {
     static func bad(_ reason: String) -> APNsFailure { APNsFailure(status: 400, reason: reason) }
 }
 
+/// The push types Islet's device side receives, each with its topic suffix.
+enum APNsPushType: String {
+    case liveactivity, widgets
+
+    var topicSuffix: String { ".push-type." + self.rawValue }
+}
+
 /// The headers of a push, checked (AP-1, AP-3, AP-4), before the token is looked up.
 struct APNsHeaders: Equatable {
-    /// The bundle id named by `apns-topic` (`<bundleId>.push-type.liveactivity`).
+    var pushType: APNsPushType
+    /// The bundle id named by `apns-topic` (`<bundleId>.push-type.liveactivity` or `.widgets`);
+    /// for a broadcast, the one in the path.
     var bundleID: String
     var priority: Int
     var apnsID: String?
+    /// `apns-expiration` in Unix seconds (`0`: deliver once, store nothing).
+    var expiration: Int64?
 
-    static let topicSuffix = ".push-type.liveactivity"
     static let maxCollapseIDBytes = 64
 
-    /// Reads and checks the `apns-*` headers, in the order APNs reports problems.
+    /// Reads and checks the `apns-*` headers of a token push, in the order APNs reports problems.
     static func read(_ headers: HTTPHeaders) -> Result<APNsHeaders, APNsFailure> {
-        guard headers["apns-push-type"]?.lowercased() == "liveactivity" else {
+        guard let pushType = headers["apns-push-type"].flatMap({ APNsPushType(rawValue: $0.lowercased()) }) else {
             return .failure(.bad("InvalidPushType"))
         }
         guard let topic = headers["apns-topic"], !topic.isEmpty else { return .failure(.bad("MissingTopic")) }
-        guard topic.hasSuffix(Self.topicSuffix), topic.count > Self.topicSuffix.count else {
+        let suffix = pushType.topicSuffix
+        guard topic.hasSuffix(suffix), topic.count > suffix.count else {
             return .failure(.bad(topic.contains(".push-type.") ? "BadTopic" : "TopicDisallowed"))
         }
+        return Self.readRest(headers, pushType: pushType, bundleID: String(topic.dropLast(suffix.count)), priorities: [5, 10])
+    }
+
+    /// Reads and checks the headers of a broadcast (`POST /4/broadcasts/apps/<bundleId>`): Live
+    /// Activities only, no topic (the path names the app), priority 1, 5 or 10.
+    static func readBroadcast(_ headers: HTTPHeaders, bundleID: String) -> Result<APNsHeaders, APNsFailure> {
+        guard let name = headers["apns-push-type"] else { return .failure(.bad("MissingPushType")) }
+        guard name.lowercased() == APNsPushType.liveactivity.rawValue else { return .failure(.bad("InvalidPushType")) }
+        return Self.readRest(headers, pushType: .liveactivity, bundleID: bundleID, priorities: [1, 5, 10])
+    }
+
+    private static func readRest(
+        _ headers: HTTPHeaders, pushType: APNsPushType, bundleID: String, priorities: Set<Int>
+    ) -> Result<APNsHeaders, APNsFailure> {
         var priority = 10
         if let text = headers["apns-priority"] {
-            guard let value = Int(text), value == 5 || value == 10 else { return .failure(.bad("BadPriority")) }
+            guard let value = Int(text), priorities.contains(value) else { return .failure(.bad("BadPriority")) }
             priority = value
         }
         if let collapse = headers["apns-collapse-id"], collapse.utf8.count > Self.maxCollapseIDBytes {
             return .failure(.bad("BadCollapseId"))
         }
-        if let expiration = headers["apns-expiration"] {
-            guard let seconds = Int64(expiration), seconds >= 0 else { return .failure(.bad("BadExpirationDate")) }
+        var expiration: Int64?
+        if let text = headers["apns-expiration"] {
+            guard let seconds = Int64(text), seconds >= 0, Instant(unixSeconds: Double(seconds)) != nil else {
+                return .failure(.bad("BadExpirationDate"))
+            }
+            expiration = seconds
         }
         var apnsID: String?
         if let id = headers["apns-id"] {
@@ -47,7 +76,32 @@ struct APNsHeaders: Equatable {
             apnsID = id.lowercased()
         }
         return .success(
-            APNsHeaders(bundleID: String(topic.dropLast(Self.topicSuffix.count)), priority: priority, apnsID: apnsID))
+            APNsHeaders(
+                pushType: pushType, bundleID: bundleID, priority: priority, apnsID: apnsID, expiration: expiration))
+    }
+}
+
+/// The `aps` dictionary of a WidgetKit push: `{"aps": {"content-changed": true}}`.
+struct APNsWidgetPayload {
+    let contentChanged: Bool
+
+    static func read(_ body: [UInt8]) -> Result<APNsWidgetPayload, APNsFailure> {
+        guard case .object(let root)? = try? JSONParser(maxDepth: 32).parse(body),
+            case .object(let aps)? = root["aps"]
+        else { return .failure(.bad("BadPayload")) }
+        switch aps["content-changed"] {
+        case nil: return .success(APNsWidgetPayload(contentChanged: false))
+        case .bool(let changed)?: return .success(APNsWidgetPayload(contentChanged: changed))
+        default: return .failure(.bad("BadPayload"))
+        }
+    }
+
+    /// The `widget.push` command for the app's widgets.
+    func command(app: String, headers: APNsHeaders, apnsID: String) -> JSONValue {
+        [
+            "type": "widget.push", "app": .string(app), "contentChanged": .bool(self.contentChanged),
+            "delivery": ["priority": .number(Double(headers.priority)), "apnsId": .string(apnsID)],
+        ]
     }
 }
 
@@ -91,7 +145,28 @@ struct APNsPayload {
             self.aps["content-state"] != nil, self.aps["alert"] != nil
         else { return "MissingStartField" }
         if let input = self.aps["input-push-token"], input != .number(1) { return "BadPayload" }
+        if let channel = self.aps["input-push-channel"] {
+            // One push type per activity: a token or a channel.
+            guard channel.stringValue != nil, self.aps["input-push-token"] == nil else { return "BadPayload" }
+        }
         return nil
+    }
+
+    /// The `channel.broadcast` command for this push on `channel` (an update or an end).
+    func broadcastCommand(channel: String, headers: APNsHeaders, apnsID: String) -> JSONValue {
+        var command: JSONObject = [
+            "type": "channel.broadcast", "app": .string(headers.bundleID), "channel": .string(channel),
+            "event": .string(self.event.rawValue),
+            "delivery": ["priority": .number(Double(headers.priority)), "apnsId": .string(apnsID)],
+        ]
+        command["timestamp"] = self.date("timestamp")
+        if let alert = self.alert { command["alert"] = alert }
+        if self.event == .update || self.hasContent { command["content"] = self.content }
+        if self.event == .end, let date = self.date("dismissal-date") { command["dismissalPolicy"] = ["after": date] }
+        if let seconds = headers.expiration, let instant = Instant(unixSeconds: Double(seconds)) {
+            command["expiration"] = .string(instant.rfc3339)
+        }
+        return .object(command)
     }
 
     /// The engine command for this push to `resolution`'s token.
@@ -109,6 +184,7 @@ struct APNsPayload {
             command["attributes"] = self.aps["attributes"]
             command["content"] = self.content
             if self.aps["input-push-token"] != nil { command["pushType"] = "token" }
+            if let channel = self.aps["input-push-channel"] { command["pushType"] = ["channel": channel] }
         case .update, .end:
             command["type"] = self.event == .update ? "activity.update" : "activity.end"
             command["id"] = resolution.activity.map { .string($0) }
@@ -189,11 +265,14 @@ func randomUUID() -> String {
 
 extension APNsFailure {
     /// The APNs-style reply: the status, `apns-id`, and `{"reason"}` (plus `timestamp` for 410).
-    func httpResponse(apnsID: String) -> HTTPResponse {
+    func httpResponse(apnsID: String) -> HTTPResponse { self.httpResponse(idHeader: "apns-id", id: apnsID) }
+
+    /// The reply with the request's id under `idHeader` (`apns-request-id` for channel management).
+    func httpResponse(idHeader: String, id: String) -> HTTPResponse {
         var body: JSONObject = ["reason": .string(self.reason)]
         if let timestamp = self.timestamp { body["timestamp"] = .number(Double(timestamp)) }
         var response = HTTPResponse.json(.object(body), status: self.status)
-        response.headers.add(name: "apns-id", value: apnsID)
+        response.headers.add(name: idHeader, value: id)
         return response
     }
 }

@@ -1,21 +1,39 @@
 import IsletCore
 import IsletTransport
 
-/// The APNs-style ingress: `POST /3/device/<hex token>` answered the way APNs answers.
+/// The APNs-style ingress, answered the way APNs answers: token pushes (`POST /3/device/<hex
+/// token>`, Live Activities and widgets), broadcasts (`POST /4/broadcasts/apps/<bundleId>`) and
+/// channel management (`/1/apps/<bundleId>/channels`, `/1/apps/<bundleId>/all-channels`).
 enum APNsRoutes {
-    static let pathPrefix = "/3/"
     /// Request headers the transport must pass on (libwebsockets knows none of them).
     static let headerNames = [
         "apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id",
+        "apns-channel-id", "apns-request-id",
     ]
 
-    /// A refused body (too large or chunked) under `/3/`.
+    /// Whether a path is APNs's (`/1/…`, `/3/…`, `/4/…`, also under `/v1/simulations/{id}`), so
+    /// a refused body is answered with an APNs `reason`.
+    static func isAPNsPath(_ path: String) -> Bool {
+        var segments = Route.split(path)[...]
+        if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
+        return ["1", "3", "4"].contains(segments.first ?? "")
+    }
+
+    /// A refused body (too large or chunked) under an APNs path.
     static func refusal(_ problem: HTTPRequest.BodyProblem) -> HTTPResponse {
         switch problem {
         case .tooLarge: return APNsFailure(status: 413, reason: "PayloadTooLarge").httpResponse(apnsID: randomUUID())
         case .lengthRequired: return APNsFailure.bad("BadPayload").httpResponse(apnsID: randomUUID())
         }
     }
+}
+
+/// What an APNs request does once its provider and simulation are known.
+enum APNsAction {
+    /// Answer at once (reads).
+    case reply(HTTPResponse)
+    /// Submit an engine command; `answer` turns its committed result into the response.
+    case submit(JSONValue, answer: (JSONValue) -> HTTPResponse)
 }
 
 extension IsletServer {
@@ -30,17 +48,57 @@ extension IsletServer {
             }
         }
         self.addProviderKeyRoutes()
+        self.addBroadcastRoutes()
     }
 
-    /// The simulation a push goes to: the one the path names, or else the first (in creation
-    /// order) whose engine knows the token; nil when none does.
-    private func pushTarget(_ context: RouteContext, scope: String?) -> Simulation? {
-        if let name = context.parameters["simulation"] ?? scope { return self.simulations[name] }
-        let token = context.parameters["token"] ?? ""
-        for id in self.order {
-            if let simulation = self.simulations[id], simulation.live.engine.resolve(token: token) != nil {
-                return simulation
+    /// The frame of every APNs request: the request's id (`idHeader`, else a new UUID), the
+    /// simulation (the path's, the one a simulation's own token names, or the first whose engine
+    /// `knows` what the request names), its provider authentication (`authenticateProvider`), then
+    /// `decide`, and for a command its commit.
+    func serveAPNs(
+        _ context: RouteContext, idHeader: String = "apns-id", knows: (Engine) -> Bool,
+        _ decide: (Simulation, String) -> Result<APNsAction, APNsFailure>
+    ) -> RouteReply {
+        let request = context.request
+        let id = request.headers[idHeader].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil } ?? randomUUID()
+        func refuse(_ failure: APNsFailure) -> RouteReply { .now(failure.httpResponse(idHeader: idHeader, id: id)) }
+        let scope = self.providerTokenScope(request.headers)
+        guard let simulation = self.apnsTarget(context, scope: scope, knows: knows) else {
+            if case .failure(let failure) = self.checkProviderToken(request.headers) { return refuse(failure) }
+            return refuse(APNsFailure(status: 404, reason: "BadPath"))
+        }
+        if case .failure(let failure) = self.authenticateProvider(request.headers, for: simulation) {
+            return refuse(failure)
+        }
+        switch decide(simulation, id) {
+        case .failure(let failure): return refuse(failure)
+        case .success(.reply(let response)): return .now(response)
+        case .success(.submit(let command, let answer)):
+            if self.rateLimited(1, key: context.token) != nil {
+                return refuse(APNsFailure(status: 429, reason: "TooManyRequests"))
             }
+            simulation.live.submit([command]) { result in
+                switch result {
+                case .success(let revision):
+                    context.respondLater(answer(revision.results.first ?? .null))
+                case .failure(let error):
+                    let failure =
+                        error.code == .internal
+                        ? APNsFailure(status: 500, reason: "InternalServerError") : APNsFailure.bad("BadPayload")
+                    context.respondLater(failure.httpResponse(idHeader: idHeader, id: id))
+                }
+            }
+            return .later
+        }
+    }
+
+    /// The simulation an APNs request goes to: the one the path (or the provider's scope) names,
+    /// or else the first, in creation order, whose engine `knows` what the request names (a token,
+    /// a channel: forks copy them, and the original keeps them); `default` when none does.
+    private func apnsTarget(_ context: RouteContext, scope: String?, knows: (Engine) -> Bool) -> Simulation? {
+        if let name = context.parameters["simulation"] ?? scope { return self.simulations[name] }
+        for id in self.order {
+            if let simulation = self.simulations[id], knows(simulation.live.engine) { return simulation }
         }
         return self.simulations[SimulationName.default]
     }
@@ -48,42 +106,15 @@ extension IsletServer {
     /// One push: headers (AP-1…AP-4), token, payload (AP-5), then the engine command; 200 with
     /// `apns-id` once it is committed, whatever the device does with it (AP-6).
     private func push(_ context: RouteContext) -> RouteReply {
-        let request = context.request
-        let fallbackID =
-            (request.headers["apns-id"].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil })
-            ?? randomUUID()
-        guard let simulation = self.pushTarget(context, scope: self.providerTokenScope(request.headers)) else {
-            if case .failure(let failure) = self.checkProviderToken(request.headers) {
-                return .now(failure.httpResponse(apnsID: fallbackID))
+        let token = context.parameters["token"] ?? ""
+        return self.serveAPNs(context, knows: { $0.resolve(token: token) != nil }) { simulation, apnsID in
+            self.checkPush(context, in: simulation, apnsID: apnsID).map { command in
+                .submit(command) { _ in HTTPResponse(status: 200, headers: ["apns-id": apnsID]) }
             }
-            return .now(APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: fallbackID))
-        }
-        if case .failure(let failure) = self.authenticateProvider(request.headers, for: simulation) {
-            return .now(failure.httpResponse(apnsID: fallbackID))
-        }
-        let outcome = self.checkPush(context, in: simulation)
-        switch outcome {
-        case .failure(let failure):
-            return .now(failure.httpResponse(apnsID: fallbackID))
-        case .success(let (command, apnsID)):
-            if self.rateLimited(1, key: context.token) != nil {
-                return .now(APNsFailure(status: 429, reason: "TooManyRequests").httpResponse(apnsID: apnsID))
-            }
-            simulation.live.submit([command]) { result in
-                switch result {
-                case .success:
-                    context.respondLater(HTTPResponse(status: 200, headers: ["apns-id": apnsID]))
-                case .failure(let error):
-                    let status = error.code == .internal ? 500 : 400
-                    let reason = error.code == .internal ? "InternalServerError" : "BadPayload"
-                    context.respondLater(APNsFailure(status: status, reason: reason).httpResponse(apnsID: apnsID))
-                }
-            }
-            return .later
         }
     }
 
-    private func checkPush(_ context: RouteContext, in simulation: Simulation) -> Result<(JSONValue, String), APNsFailure> {
+    private func checkPush(_ context: RouteContext, in simulation: Simulation, apnsID: String) -> Result<JSONValue, APNsFailure> {
         let request = context.request
         let token = context.parameters["token"] ?? ""
         guard isHexToken(token) else { return .failure(.bad("BadDeviceToken")) }
@@ -92,13 +123,18 @@ extension IsletServer {
         case .failure(let failure): return .failure(failure)
         case .success(let read): headers = read
         }
-        guard request.body.count <= self.configuration.limits.apnsPayloadBytes else {
-            return .failure(APNsFailure(status: 413, reason: "PayloadTooLarge"))
-        }
-        guard !request.body.isEmpty else { return .failure(.bad("PayloadEmpty")) }
+        if let problem = self.bodyProblem(request.body) { return .failure(problem) }
         guard let resolution = simulation.live.engine.resolve(token: token) else { return .failure(.bad("BadDeviceToken")) }
         if resolution.isDismissed { return .failure(self.unregistered(resolution)) }
-        guard resolution.app == headers.bundleID else { return .failure(.bad("DeviceTokenNotForTopic")) }
+        // A token belongs to one topic: the app's activities, or the app's widgets.
+        guard resolution.app == headers.bundleID, resolution.isWidgets == (headers.pushType == .widgets) else {
+            return .failure(.bad("DeviceTokenNotForTopic"))
+        }
+        if headers.pushType == .widgets {
+            return APNsWidgetPayload.read(request.body).map { payload in
+                payload.command(app: resolution.app, headers: headers, apnsID: apnsID)
+            }
+        }
         let payload: APNsPayload
         switch APNsPayload.read(request.body) {
         case .failure(let failure): return .failure(failure)
@@ -106,8 +142,13 @@ extension IsletServer {
         }
         // A start goes to the app's push-to-start token; updates and ends to an activity's token.
         guard (payload.event == .start) == resolution.isPushToStart else { return .failure(.bad("BadDeviceToken")) }
-        let apnsID = headers.apnsID ?? randomUUID()
-        return .success((payload.command(for: resolution, headers: headers, apnsID: apnsID), apnsID))
+        return .success(payload.command(for: resolution, headers: headers, apnsID: apnsID))
+    }
+
+    /// An empty payload or one over the APNs limit (AP-4).
+    func bodyProblem(_ body: [UInt8]) -> APNsFailure? {
+        if body.count > self.configuration.limits.apnsPayloadBytes { return APNsFailure(status: 413, reason: "PayloadTooLarge") }
+        return body.isEmpty ? .bad("PayloadEmpty") : nil
     }
 
     /// With an admin token configured, the push must carry it (or a simulation's admin token,

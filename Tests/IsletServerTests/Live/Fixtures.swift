@@ -11,13 +11,16 @@ enum Fixture {
     static let device: JSONValue = ["type": "device.upsert", "id": "d1", "model": "iphone-15-pro"]
     static let app: JSONValue = ["type": "app.upsert", "id": "coffee", "name": "Coffee", "foreground": true]
 
-    static func request(_ id: String, status: String = "received", pushToken: Bool = false) -> JSONValue {
+    static func request(_ id: String, status: String = "received", pushToken: Bool = false, channel: String? = nil)
+        -> JSONValue
+    {
         var command: JSONObject = [
             "type": "activity.request", "id": .string(id), "app": "coffee",
             "attributesType": "CoffeeDeliveryAttributes",
             "attributes": ["orderNumber": "A-1"], "content": ["state": ["status": .string(status), "eta": 5]],
         ]
         if pushToken { command["pushType"] = "token" }
+        if let channel { command["pushType"] = ["channel": .string(channel)] }
         return .object(command)
     }
 
