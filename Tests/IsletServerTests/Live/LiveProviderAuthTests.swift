@@ -146,6 +146,29 @@ struct LiveProviderAuthTests {
         }
     }
 
+    @Test("channel management and broadcasts into a simulation with a key take only its JWTs")
+    func broadcasts() async throws {
+        let time = SettableTimeSource(now: Self.start)
+        try await withRunningServer(timeSource: time) { server in
+            let world = try LiveBroadcastTests.world(server.port)
+            let channel = try #require(try world.createChannel().headers["apns-channel-id"])
+            #expect(try Self.putKey(server.port, body: Self.keyBody()).status == 200)
+            let rev = try world.rev()
+            let missing = try world.broadcast(channel)
+            #expect(missing.status == 403, "\(missing.text)")
+            #expect(try missing.json()["reason"] == "MissingProviderToken")
+            let unsigned = try world.createChannel()
+            #expect(unsigned.status == 403 && unsigned.headers["apns-request-id"] == LiveBroadcastTests.requestID)
+            #expect(try world.rev() == rev, "refused requests change nothing")
+            let jwt = try Self.jwt(Self.start)
+            #expect(try world.broadcast(channel, extra: jwt).status == 200)
+            let created = try TestHTTP.request(
+                port: server.port, "POST", "/1/apps/coffee/channels", headers: jwt,
+                body: Array(#"{"message-storage-policy":0,"push-type":"LiveActivity"}"#.utf8))
+            #expect(created.status == 201, "\(created.text)")
+        }
+    }
+
     @Test("a fork keeps the keys, and each world checks its own")
     func forks() async throws {
         let time = SettableTimeSource(now: Self.start)
