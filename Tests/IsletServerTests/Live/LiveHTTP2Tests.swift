@@ -34,21 +34,23 @@ func runProcess(_ path: String, _ arguments: [String], timeout: Duration = .seco
 
 @Suite("HTTP/2 over TLS with a real HTTP/2 client")
 struct LiveHTTP2Tests {
-    /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory.
-    static func certificate() throws -> (cert: String, key: String) {
+    /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory,
+    /// once per test process (a `static let` is initialised once even when tests run in
+    /// parallel; two `openssl` runs writing the same files raced each other).
+    static func certificate() throws -> (cert: String, key: String) { try Self.madeCertificate.get() }
+
+    private static let madeCertificate = Result { () throws -> (cert: String, key: String) in
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-tls-\(getpid())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let cert = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        if !FileManager.default.fileExists(atPath: key) {
-            let (status, output) = try runProcess(
-                "/usr/bin/openssl",
-                [
-                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                ])
-            guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
-        }
+        let (status, output) = try runProcess(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
         return (cert, key)
     }
 
@@ -78,6 +80,43 @@ struct LiveHTTP2Tests {
                 [
                     PackagePaths.root + "/scripts/apns_h2_check.py", "--port", String(securePort), "--activity-token",
                     activityToken, "--start-token", startToken, "--topic", "coffee.push-type.liveactivity",
+                ])
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("0 failed"), "\(output)")
+        }
+    }
+
+    @Test(
+        "a real provider over HTTP/2: aioapns with its own ES256 key, channel management, a broadcast and a widget push with PyJWT tokens, and each provider-token refusal",
+        .enabled(
+            if: PythonTools.available || PythonTools.required,
+            "needs .venv with aioapns, httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
+    func realProvider() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
+        let (cert, key) = try Self.certificate()
+        let admin = "admin-token-0123456789"
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
+        configuration.adminToken = admin
+        try await withRunningServer(configuration) { server in
+            let securePort = try #require(server.securePort)
+            let reply = try TestHTTP.commands(
+                port: server.port,
+                [
+                    Fixture.pauseClock, Fixture.device, Fixture.app, Fixture.request("a1", pushToken: true),
+                    ["type": "config.set", "values": ["maxActivitiesPerApp": 10]],
+                    ["type": "widget.upsert", "id": "w1", "app": "coffee", "kind": "weather", "family": "systemSmall", "device": "d1"],
+                ], headers: [("Authorization", "Bearer \(admin)")])
+            #expect(reply.status == 200, "\(reply.text)")
+            let results = try #require(try reply.json()["results"])
+            let (status, output) = try runProcess(
+                PythonTools.python,
+                [
+                    PackagePaths.root + "/scripts/apns_client_check.py", "--port", String(securePort), "--ca", cert,
+                    "--admin-token", admin,
+                    "--activity-token", try #require(results[pointer: "/3/pushToken"]?.stringValue),
+                    "--start-token", try #require(results[pointer: "/2/pushToStartToken"]?.stringValue),
+                    "--widget-token", try #require(results[pointer: "/2/widgetPushToken"]?.stringValue),
                 ])
             #expect(status == 0, "\(output)")
             #expect(output.contains("0 failed"), "\(output)")
