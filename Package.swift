@@ -90,7 +90,8 @@ let package = Package(
             name: "IsletBenchTests", dependencies: ["IsletBench", "IsletServer", "IsletTransport", "IsletTestSupport"],
             swiftSettings: settings),
         .testTarget(
-            name: "IsletCLITests", dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore"],
+            name: "IsletCLITests",
+            dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore", "IsletTransport"],
             swiftSettings: settings),
     ]
 )

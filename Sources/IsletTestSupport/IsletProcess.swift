@@ -75,6 +75,9 @@ public final class IsletProcess: @unchecked Sendable {
         return port
     }
 
+    /// Whether the process has not exited yet.
+    public var isRunning: Bool { self.process.isRunning }
+
     /// Sends a signal to the process, while it runs (never to a reaped, possibly reused, pid).
     public func send(signal: Int32) {
         guard self.process.isRunning else { return }

@@ -21,7 +21,7 @@ extension Engine {
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
         if let channel = activity.channel {
             self.channelSubscribers[channel, default: []].insert(activity.id)
-            self.changes.apps.insert(activity.app)
+            self.noteChange(ofChannel: channel, app: activity.app)
         }
         self.noteChange(of: activity, before: .init(nil), wasOngoing: false, render: true)
     }
@@ -37,7 +37,7 @@ extension Engine {
         if let channel = activity.channel {
             self.channelSubscribers[channel]?.remove(id)
             if self.channelSubscribers[channel]?.isEmpty == true { self.channelSubscribers[channel] = nil }
-            self.changes.apps.insert(activity.app)
+            self.noteChange(ofChannel: channel, app: activity.app)
         }
         if let token = activity.pushToken {
             self.tokens[token] = activity.dismissedAt.map { .retired(activity: id, app: activity.app, dismissedAt: $0) }

@@ -22,7 +22,7 @@ extension Engine {
             createdAt: self.now)
         self.apps[app.id] = app
         self.channelApps[id] = app.id
-        self.changes.apps.insert(app.id)
+        self.noteChange(ofChannel: id, app: app.id)
         return ["id": .string(id)]
     }
 
@@ -33,7 +33,7 @@ extension Engine {
         }
         self.apps[app.id] = app
         self.channelApps[delete.id] = nil
-        self.changes.apps.insert(app.id)
+        self.noteChange(ofChannel: delete.id, app: app.id)
         return [:]
     }
 
@@ -51,7 +51,7 @@ extension Engine {
             apnsId: broadcast.delivery.apnsId, storedUntil: self.storedUntil(channel, broadcast))
         app.channels[channel.id] = channel
         self.apps[app.id] = app
-        self.changes.apps.insert(app.id)
+        self.noteChange(ofChannel: channel.id, app: app.id)
         let delivery = broadcast.delivery
         let event = broadcast.event.rawValue
         if delivery.priority != 10, self.configuration.lowPriorityDelaySeconds > 0 {
@@ -168,6 +168,12 @@ extension Engine {
             let id = base64(Array(hexToken(seed: seed).utf8.prefix(32)).hexBytes)
             if self.channelApps[id] == nil { return id }
         }
+    }
+
+    /// The app's entry and that one channel in it are rebuilt at the end of the revision.
+    mutating func noteChange(ofChannel channel: String, app: String) {
+        self.changes.apps.insert(app)
+        self.changes.channels[app, default: []].insert(channel)
     }
 
     private func noApp(_ id: String) -> APIError {

@@ -84,7 +84,14 @@ extension Engine {
         return .object(object)
     }
 
+    /// The app's whole entry.
     func appJSON(_ app: App) -> JSONValue {
+        self.appJSON(app, channels: .object(JSONObject(app.channels.values.map { ($0.id, self.channelJSON($0)) })))
+    }
+
+    /// The app's entry with `channels` as given: a revision patches an app's channels one by one
+    /// (an app may hold 10,000), so it passes the ones the document already has.
+    func appJSON(_ app: App, channels: JSONValue) -> JSONValue {
         let identity: JSONObject = [
             "background": app.identity.background.map(JSONValue.string) ?? .null,
             "foreground": app.identity.foreground.map(JSONValue.string) ?? .null,
@@ -93,7 +100,7 @@ extension Engine {
         ]
         let object: JSONObject = [
             "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
-            "channels": .object(JSONObject(app.channels.values.map { ($0.id, self.channelJSON($0)) })),
+            "channels": channels,
             "deliveries": .array(app.deliveries),
             "foreground": .bool(app.foreground),
             "frequentUpdates": .bool(app.frequentUpdates),
@@ -113,7 +120,7 @@ extension Engine {
 
     /// `/apps/<id>/channels/<channel>`: the policy, the broadcasts so far, the latest one and
     /// how many activities subscribe.
-    private func channelJSON(_ channel: Channel) -> JSONValue {
+    func channelJSON(_ channel: Channel) -> JSONValue {
         let last: JSONValue = channel.last.map { last in
             [
                 "apnsId": last.apnsId.map(JSONValue.string) ?? .null, "at": .string(last.at.rfc3339),

@@ -90,31 +90,42 @@ extension Engine {
         }
     }
 
-    /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
-    /// every patch says at which simulated instant it happened.
-    /// Stores an app; its delivery log only ever gains records at the end and loses the oldest,
-    /// so its operations follow from counts instead of a comparison of the two logs.
+    /// Stores an app. Its delivery log only ever gains records at the end and loses the oldest,
+    /// so its operations follow from counts instead of a comparison of the two logs; its
+    /// channels are rebuilt and compared only where they changed.
     private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
-        guard let app = self.apps[id], let old = self.document[.apps, id],
-            let appended = self.changes.appendedDeliveries[id], let oldCount = old["deliveries"]?.arrayValue?.count
+        guard let app = self.apps[id], let old = self.document[.apps, id], case .object(let oldObject) = old,
+            case .object(var channels)? = old["channels"], let oldCount = old["deliveries"]?.arrayValue?.count
         else {
             self.store(.apps, id, self.apps[id].map(self.appJSON), into: &operations)
             return
         }
-        let new = self.appJSON(app)
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
-        if case .object(let oldObject) = old, case .object(let newObject) = new {
-            JSONPatch.diff(oldObject, newObject, skipping: "deliveries", path, &operations)
-        } else {
-            JSONPatch.diff(old.removingMember("deliveries"), new.removingMember("deliveries"), path, &operations)
+        let channelPath = path.appending("channels")
+        for channelID in (self.changes.channels[id] ?? []).sorted() {
+            let before = channels[channelID]
+            let after = app.channels[channelID].map(self.channelJSON)
+            switch (before, after) {
+            case (nil, nil): continue
+            case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
+            case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
+            case (let was?, let value?): JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
+            }
+            channels[channelID] = after
         }
-        let log = path.appending("deliveries")
-        let kept = min(appended, app.deliveries.count)
-        let dropped = oldCount + kept - app.deliveries.count
-        for _ in 0..<dropped { operations.append(.remove(log.appending(0))) }
-        for offset in 0..<kept {
-            let index = app.deliveries.count - kept + offset
-            operations.append(.add(log.appending(index), app.deliveries[index]))
+        let new = self.appJSON(app, channels: .object(channels))
+        guard case .object(let newObject) = new else { return }
+        let appended = self.changes.appendedDeliveries[id]
+        JSONPatch.diff(oldObject, newObject, skipping: appended == nil ? ["channels"] : ["channels", "deliveries"], path, &operations)
+        if let appended {
+            let log = path.appending("deliveries")
+            let kept = min(appended, app.deliveries.count)
+            let dropped = oldCount + kept - app.deliveries.count
+            for _ in 0..<dropped { operations.append(.remove(log.appending(0))) }
+            for offset in 0..<kept {
+                let index = app.deliveries.count - kept + offset
+                operations.append(.add(log.appending(index), app.deliveries[index]))
+            }
         }
         self.document[.apps, id] = new
     }
@@ -175,6 +186,8 @@ extension Engine {
     static let lockScreenListPointer: JSONPointer = "/scene/lockScreen/activities"
     private static let clockNowPointer: JSONPointer = "/clock/now"
 
+    /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
+    /// every patch says at which simulated instant it happened.
     private mutating func storeClock(into operations: inout [PatchOperation]) {
         let now = JSONValue.string(self.now.rfc3339)
         operations.append(.replace(Self.clockNowPointer, now))

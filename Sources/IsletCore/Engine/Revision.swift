@@ -25,6 +25,9 @@ struct ChangeSet: Sendable {
     /// How many delivery records each app appended in this revision (their ops are known
     /// without comparing the logs).
     var appendedDeliveries: [String: Int] = [:]
+    /// The channels of each app that changed in this revision (created, deleted, broadcast to,
+    /// subscribed to): only their entries are rebuilt and compared.
+    var channels: [String: Set<String>] = [:]
     var devices: Set<String> = []
     /// Every device's scene must be rebuilt (the shared island changed).
     var allDevices = false

@@ -27,10 +27,10 @@ extension JSONPatch {
         }
     }
 
-    /// Appends the operations that turn object `old` into `new`, leaving out the member named
-    /// `skipped` (the caller describes its change itself).
+    /// Appends the operations that turn object `old` into `new`, leaving out the members named
+    /// in `skipped` (the caller describes their changes itself).
     static func diff(
-        _ old: JSONObject, _ new: JSONObject, skipping skipped: String, _ path: JSONPointer,
+        _ old: JSONObject, _ new: JSONObject, skipping skipped: Set<String>, _ path: JSONPointer,
         _ operations: inout [PatchOperation]
     ) {
         self.diffObjects(old, new, path, &operations, skipping: skipped)
@@ -38,19 +38,19 @@ extension JSONPatch {
 
     private static func diffObjects(
         _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout [PatchOperation],
-        skipping skipped: String? = nil
+        skipping skipped: Set<String> = []
     ) {
         var i = 0
         var j = 0
         let old = a.members
         let new = b.members
         while i < old.count || j < new.count {
-            if let skipped {
-                if i < old.count, old[i].key == skipped {
+            if !skipped.isEmpty {
+                if i < old.count, skipped.contains(old[i].key) {
                     i += 1
                     continue
                 }
-                if j < new.count, new[j].key == skipped {
+                if j < new.count, skipped.contains(new[j].key) {
                     j += 1
                     continue
                 }

@@ -188,6 +188,19 @@ import Testing
         #expect(sim.engine.rev == rev)
     }
 
+    @Test("a broadcast on one of 2,000 channels patches that channel alone, not the app's whole channel list")
+    func incrementalChannels() throws {
+        var (sim, id) = try Self.world()
+        try sim.run(batch: Array(repeating: ["type": "channel.create", "app": "coffee"], count: 1999))
+        try sim.request("a1", extra: ["pushType": ["channel": .string(id)]])
+        let revision = try sim.run(Self.broadcast(id, "goal"))
+        let channelOps = revision.ops.filter { $0.path.description.hasPrefix("/apps/coffee/channels/") }
+        #expect(!channelOps.isEmpty)
+        #expect(channelOps.allSatisfy { $0.path.description.hasPrefix("/apps/coffee/channels/\(id)") })
+        #expect(revision.ops.count < 40, "\(revision.ops.count) operations")
+        try sim.expectPatchesReplay()
+    }
+
     @Test("bad channel commands name the field and change nothing")
     func badCommands() throws {
         var (sim, id) = try Self.world()

@@ -1,0 +1,345 @@
+import Foundation
+import IsletCore
+import IsletTestSupport
+import IsletTransport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Over 100,000 generated inputs, seeded and bounded, against the real `islet serve` binary on a
+/// file database (issue 18): mutated REST bodies on every kind of mutating route, mutated stream
+/// messages, malformed WebSocket frames and raw HTTP/1.1 requests, and HTTP/2 frames
+/// (`scripts/fuzz_h2.py`). After every batch: the process is alive, `/healthz` is 200, and the
+/// revision moved by exactly the number of accepted requests (a refused input changed
+/// nothing). At the end a `kill -9` and a restart on the same file give the same document.
+/// The counts go to BENCHMARKS.md ("Reliability"); `ISLET_FUZZ_SEED` picks another seed.
+@Suite("Fuzzing islet serve by the hundred thousand", .serialized)
+struct FuzzCampaignTests {
+    static let seed = ProcessInfo.processInfo.environment["ISLET_FUZZ_SEED"].flatMap(UInt64.init) ?? 2026
+    static let restInputs = 50_000
+    static let streamInputs = 30_000
+    static let rawConnections = 5_000
+    static let http2Frames = 15_000
+    static let batch = 1_000
+    /// `TestServer.serveArguments`' virtual clock.
+    static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
+
+    /// What one phase saw.
+    struct Tally: CustomStringConvertible {
+        var inputs = 0
+        var accepted = 0
+        var refused = 0
+        var closed = 0
+        var description: String { "\(self.inputs) inputs: \(self.accepted) accepted, \(self.refused) refused, \(self.closed) connections closed by the server" }
+    }
+
+    @Test(
+        "100,000 generated inputs: the server stays up, refusals change nothing, and a kill -9 restart replays",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: PackagePaths.root + "/.venv/bin/python")
+                || ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1",
+            "needs .venv (scripts/bootstrap --test) for the HTTP/2 frames"))
+    func campaign() throws {
+        try withTemporaryDirectory { dir in
+            let (cert, key) = try Self.certificate(in: dir.path)
+            let db = dir.file("islet.sqlite")
+            let process = try IsletProcess(
+                arguments: ["serve", "--port", "0", "--db", db, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0"]
+                    + TestServer.serveArguments)
+            let port = try process.waitForListening()
+            let tlsLine = try #require(try process.readLine())
+            let tlsPort = try #require(tlsLine.split(separator: ":").last?.split(separator: " ").first.flatMap { Int($0) })
+            var commands = RandomCommands(seed: Self.seed)
+            let pushable: JSONValue = [
+                "type": "activity.request", "id": "fz", "app": "coffee", "attributesType": "CoffeeDeliveryAttributes",
+                "attributes": [:], "content": ["state": ["status": "x"]], "pushType": "token",
+            ]
+            let setUp = try TestHTTP.commands(port: port, commands.setUp() + [pushable])
+            let results = try #require(try setUp.json()["results"]?.arrayValue)
+            let tokens = results.compactMap { $0["pushToStartToken"]?.stringValue } + results.compactMap { $0["pushToken"]?.stringValue }
+
+            let rest = try Self.rest(port: port, commands: &commands, tokens: tokens, process: process)
+            let stream = try Self.stream(port: port, commands: &commands, process: process)
+            let raw = try Self.raw(port: port, process: process)
+            let (status, output) = try runTool(
+                PackagePaths.root + "/.venv/bin/python",
+                [
+                    PackagePaths.root + "/scripts/fuzz_h2.py", "--tls-port", String(tlsPort), "--http-port", String(port),
+                    "--frames", String(Self.http2Frames), "--seed", String(Self.seed),
+                ], timeout: .seconds(600))
+            #expect(status == 0, "\(output)")
+            #expect(process.isRunning)
+            print("fuzz seed \(Self.seed): REST \(rest); stream \(stream); raw frames and requests \(raw); \(output)")
+            #expect(rest.inputs + stream.inputs + raw.inputs + Self.http2Frames >= 100_000)
+
+            // Kill -9, restart on the same file: the same revision and document, byte for byte.
+            try Self.pause(port: port)
+            let before = try TestHTTP.state(port: port)
+            process.send(signal: SIGKILL)
+            #expect(try process.waitForExit() == SIGKILL)
+            let restarted = try IsletProcess(arguments: ["serve", "--port", "0", "--db", db] + TestServer.serveArguments)
+            defer {
+                restarted.send(signal: SIGTERM)
+                _ = try? restarted.waitForExit()
+            }
+            let after = try TestHTTP.state(port: try restarted.waitForListening(timeout: .seconds(120)))
+            #expect(after.rev == before.rev)
+            #expect(after.body == before.body, "the restarted document differs")
+        }
+    }
+
+    /// Mutated bodies on the mutating routes (REST, resource sugar, APNs), one keep-alive
+    /// connection (a new one when the server closes it).
+    static func rest(port: Int, commands: inout RandomCommands, tokens: [String], process: IsletProcess) throws -> Tally {
+        var mutator = JSONMutator(random: SplitMix64(seed: Self.seed))
+        var tally = Tally()
+        var connection = try TestHTTPConnection(port: port)
+        let json = [("Content-Type", "application/json")]
+        let push = [("apns-push-type", "liveactivity"), ("apns-topic", "coffee.push-type.liveactivity")]
+        let aps = Array(#"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"x"}}}"#.utf8)
+        let resource = Array(
+            #"{"content":{"state":{"status":"x"}},"model":"iphone-15-pro","app":"coffee","attributesType":"T","mode":"virtual","rate":0}"#
+                .utf8)
+        while tally.inputs < Self.restInputs {
+            let revision = try Self.revision(port: port)
+            var accepted = 0
+            var clockSet = false
+            for index in 0..<Self.batch {
+                // One input in four goes unmutated, so valid requests of every kind interleave.
+                let mutate: ([UInt8]) -> [UInt8] = { bytes in index % 4 == 3 ? bytes : mutator.mutate(bytes) }
+                let route = index % 8
+                let (method, path, headers, body): (String, String, [(String, String)], [UInt8])
+                switch route {
+                case 0, 1, 2:
+                    let valid = JSONValue.object(["commands": .array(commands.batch(now: Self.start))]).encoded
+                    (method, path, headers, body) = ("POST", "/v1/commands", json, mutate(valid))
+                case 3: (method, path, headers, body) = ("PATCH", "/v1/activities/x1", json, mutate(resource))
+                case 4: (method, path, headers, body) = ("PUT", "/v1/devices/d1", json, mutate(resource))
+                case 5: (method, path, headers, body) = ("PUT", "/v1/clock", json, mutate(resource))
+                case 6:
+                    let token = tokens.isEmpty ? "ab" : tokens[index % tokens.count]
+                    (method, path, headers, body) = ("POST", "/3/device/\(token)", push, mutate(aps))
+                default:
+                    let create = Array(#"{"message-storage-policy":1,"push-type":"LiveActivity"}"#.utf8)
+                    (method, path, headers, body) = ("POST", "/1/apps/coffee/channels", [], mutate(create))
+                }
+                tally.inputs += 1
+                let reply: TestHTTPResponse
+                do {
+                    reply = try connection.request(method, path, headers: headers, body: body)
+                } catch {
+                    tally.closed += 1
+                    connection = try TestHTTPConnection(port: port)
+                    continue
+                }
+                if reply.headers["connection"] == "close" { connection = try TestHTTPConnection(port: port) }
+                if (200..<300).contains(reply.status) {
+                    accepted += 1
+                    let body = try? reply.json()
+                    let results = body?["results"]?.arrayValue ?? body.flatMap { $0["result"] }.map { [$0] } ?? []
+                    if results.contains(where: setsClock) { clockSet = true }
+                    continue
+                }
+                tally.refused += 1
+                let structured = reply.errorCode != nil || (try? reply.json())?["reason"]?.stringValue != nil
+                #expect(structured, "\(method) \(path): \(reply.status) \(reply.text.prefix(200))")
+                #expect((400..<500).contains(reply.status), "\(method) \(path): \(reply.status) \(reply.text.prefix(200))")
+            }
+            tally.accepted += accepted
+            try Self.checkBatch(port: port, process: process, from: revision, accepted: accepted, clockSet: clockSet)
+        }
+        return tally
+    }
+
+    /// Mutated stream messages, fenced every 20 messages (and before one that will close the
+    /// connection) by an empty command batch: it is refused, changing nothing, and its error is
+    /// ordered after the replies of every command sent before it, which wait for their commit
+    /// (a ping's pong would not wait).
+    static func stream(port: Int, commands: inout RandomCommands, process: IsletProcess) throws -> Tally {
+        var mutator = JSONMutator(random: SplitMix64(seed: Self.seed ^ 0x5EED))
+        var tally = Tally()
+        var client = try TestWebSocketClient.connect(port: port)
+        _ = try client.readJSON()
+        let templates: [JSONValue] = [
+            ["op": "subscribe", "id": "s", "path": "/activities/x1", "since": ["epoch": "e", "rev": 3]],
+            ["op": "unsubscribe", "id": "s"], ["op": "ping", "id": ["n": 1]],
+        ]
+        let fence = #"{"op":"command","id":"fence","commands":[]}"#
+        while tally.inputs < Self.streamInputs {
+            let revision = try Self.revision(port: port)
+            var replies = Replies()
+            /// Reads every reply up to the fence's.
+            func drain() throws {
+                try client.send(text: fence)
+                while true {
+                    let reply = try client.readJSON()
+                    if reply["type"] == "error", reply["id"] == "fence" { return }
+                    replies.note(reply)
+                }
+            }
+            for index in 0..<Self.batch {
+                let message: JSONValue =
+                    index % 2 == 0
+                    ? ["op": "command", "id": .number(Double(index)), "commands": .array(commands.batch(now: Self.start))]
+                    : templates[index % templates.count]
+                tally.inputs += 1
+                let bytes = index % 4 == 2 ? message.encoded : mutator.mutate(message.encoded)
+                // Invalid UTF-8 closes the connection (1007) at once: first every reply in flight
+                // is read, then the connection is replaced.
+                if String(validating: bytes, as: UTF8.self) == nil {
+                    try drain()
+                    try client.send(opcode: TestWebSocketClient.Frame.text, payload: bytes)
+                    #expect(try client.readClose() == 1007)
+                    tally.closed += 1
+                    client = try TestWebSocketClient.connect(port: port)
+                    _ = try client.readJSON()
+                    continue
+                }
+                try client.send(opcode: TestWebSocketClient.Frame.text, payload: bytes)
+                if index % 20 == 19 { try drain() }
+            }
+            try drain()
+            tally.accepted += replies.accepted
+            tally.refused += replies.refused
+            try Self.checkBatch(
+                port: port, process: process, from: revision, accepted: replies.accepted, clockSet: replies.clockSet)
+        }
+        return tally
+    }
+
+    /// What the stream answered: acks, structured errors, and whether an accepted batch set
+    /// the clock (a mutated `clock.set` may let it run).
+    struct Replies {
+        var accepted = 0
+        var refused = 0
+        var clockSet = false
+
+        mutating func note(_ reply: JSONValue) {
+            if reply["type"] == "ack" {
+                self.accepted += 1
+                if reply["results"]?.arrayValue?.contains(where: setsClock) == true { self.clockSet = true }
+            } else if reply["type"] == "error" {
+                self.refused += 1
+                #expect(reply["error"]?["code"]?.stringValue != nil, "\(reply)")
+            }
+        }
+    }
+
+    /// Malformed WebSocket frames and malformed HTTP/1.1 requests, each on a new connection.
+    static func raw(port: Int, process: IsletProcess) throws -> Tally {
+        var random = SplitMix64(seed: Self.seed ^ 0xF4A3E)
+        var tally = Tally()
+        let requests = [
+            "GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            "POST /v1/commands HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999999\r\n\r\n{",
+            "POST /v1/commands HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n",
+            "GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n", "\u{0}\u{1}\u{2}\r\n\r\n",
+            "GET /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + String(repeating: "y", count: 20000) + "\r\n\r\n",
+            "GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            "POST /v1/commands HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+        ]
+        while tally.inputs < Self.rawConnections {
+            let revision = try Self.revision(port: port)
+            for index in 0..<(Self.batch / 2) {
+                tally.inputs += 1
+                if index % 2 == 0 {
+                    let connection = try TestHTTPConnection(port: port, timeout: .seconds(2))
+                    defer { connection.socket.close() }
+                    try? connection.sendRaw(requests[Int.random(in: 0..<requests.count, using: &random)])
+                    if let reply = try? connection.readResponse() {
+                        #expect((400..<500).contains(reply.status) || reply.status == 101 || reply.status == 200, "\(reply.status)")
+                        tally.refused += 1
+                    } else {
+                        tally.closed += 1
+                    }
+                    continue
+                }
+                let abuser = try TestWebSocketClient.connect(port: port)
+                _ = try abuser.readJSON()
+                let ping = Array(#"{"op":"ping"}"#.utf8)
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0:
+                    let frame = TestWebSocketClient.encodeFrame(opcode: 1, payload: ping, fin: true, masked: true, rsv: 0)
+                    try? abuser.connection.socket.write(Array(frame.prefix(frame.count / 2)))
+                case 1: try? abuser.send(opcode: 1, payload: ping, masked: false)
+                case 2: try? abuser.send(opcode: 1, payload: ping, rsv: 3)
+                case 3: try? abuser.send(opcode: 0xB, payload: [1, 2, 3])
+                case 4: try? abuser.send(opcode: 0x9, payload: Array(repeating: 7, count: 200))
+                default: try? abuser.sendHeaderOnly(opcode: 1, announcedLength: Int.random(in: 1 << 20...1 << 40, using: &random))
+                }
+                abuser.drop()
+                tally.closed += 1
+            }
+            try Self.checkBatch(port: port, process: process, from: revision, accepted: 0, clockSet: false)
+        }
+        return tally
+    }
+
+    /// Alive, healthy, and the revision moved by the accepted requests alone. When an accepted
+    /// batch set the clock (a mutated `clock.set` may have let it run), deadlines may have added
+    /// revisions too, so only "at least" holds there, and the clock is paused again.
+    static func checkBatch(port: Int, process: IsletProcess, from revision: UInt64, accepted: Int, clockSet: Bool) throws {
+        #expect(process.isRunning, "the server died: \(process.standardError().suffix(2000))")
+        try #require(process.isRunning)
+        #expect(try TestHTTP.request(port: port, "/healthz").status == 200)
+        let now = try Self.revision(port: port)
+        if clockSet {
+            #expect(now >= revision + UInt64(accepted))
+            try Self.pause(port: port)
+        } else {
+            #expect(now == revision + UInt64(accepted), "refused inputs changed the state: \(revision) + \(accepted) ≠ \(now)")
+        }
+    }
+
+    static func pause(port: Int) throws {
+        let reply = try TestHTTP.commands(port: port, [["type": "clock.set", "mode": "virtual", "rate": 0]])
+        #expect(reply.status == 200, "\(reply.text)")
+    }
+
+    static func revision(port: Int) throws -> UInt64 {
+        try #require(try TestHTTP.state(port: port, path: "/clock").rev)
+    }
+
+    static func certificate(in directory: String) throws -> (String, String) {
+        let cert = directory + "/cert.pem"
+        let key = directory + "/key.pem"
+        let (status, output) = try runTool(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
+        return (cert, key)
+    }
+}
+
+/// A `clock.set` result (`{"now"}`; `clock.advance` adds `transitions`).
+private func setsClock(_ result: JSONValue) -> Bool { result["now"] != nil && result["transitions"] == nil }
+
+/// Runs a tool to completion (bounded by `timeout`); its status and its output and errors.
+private func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    let done = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in done.signal() }
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    guard done.wait(timeout: .now() + .seconds(Int(timeout.components.seconds))) == .success else {
+        process.terminate()
+        throw TestClientError("\(path) did not finish within \(timeout)")
+    }
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+extension TestHTTPResponse {
+    /// The `rev` of a reply body.
+    fileprivate var rev: UInt64? { (try? self.json())?["rev"]?.numberValue.map { UInt64($0) } }
+}
