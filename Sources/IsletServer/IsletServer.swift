@@ -104,7 +104,10 @@ public final class IsletServer {
     ) -> Simulation {
         let live = LiveSimulation(engine: engine, epoch: epoch, clock: self.clock, commitStage: stage, logger: self.logger)
         let stream = SimulationStream(id: id, simulation: live, history: history)
-        live.publish = { [unowned self, unowned stream] records in self.hub.publish(records, in: stream) }
+        live.publish = { [unowned self, unowned stream] records in
+            self.metrics.published(records)
+            self.hub.publish(records, in: stream)
+        }
         live.failed = { [unowned self] _ in self.storeFailed(id) }
         live.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.hub.add(stream)

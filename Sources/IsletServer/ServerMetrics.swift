@@ -26,6 +26,8 @@ final class ServerMetrics {
     private let commits: CoreMetrics.Counter
     private let committedRecords: CoreMetrics.Counter
     private let commitTime: CoreMetrics.Timer
+    private let commandRevisions: CoreMetrics.Counter
+    private let clockRevisions: CoreMetrics.Counter
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -43,6 +45,18 @@ final class ServerMetrics {
         self.commits = CoreMetrics.Counter(label: "islet_store_commits_total", factory: self.factory)
         self.committedRecords = CoreMetrics.Counter(label: "islet_store_records_total", factory: self.factory)
         self.commitTime = CoreMetrics.Timer(label: "islet_store_commit_seconds", factory: self.factory)
+        self.commandRevisions = CoreMetrics.Counter(
+            label: "islet_revisions_total", dimensions: [("cause", "commands")], factory: self.factory)
+        self.clockRevisions = CoreMetrics.Counter(
+            label: "islet_revisions_total", dimensions: [("cause", "clock")], factory: self.factory)
+    }
+
+    /// Revisions published, by what made them: accepted commands, or the clock reaching
+    /// scheduled transitions.
+    func published(_ records: [RevisionRecord]) {
+        for record in records {
+            if case .tick = record.cause { self.clockRevisions.increment() } else { self.commandRevisions.increment() }
+        }
     }
 
     /// One group commit (a loop turn's revisions) completed.

@@ -35,7 +35,7 @@ public final class CommandLog {
     public let epoch: String
     /// The highest sequence stored in the log or a snapshot; 0 for a new store. Appended records
     /// must be numbered above it.
-    public private(set) var lastSequence: UInt64
+    public internal(set) var lastSequence: UInt64
     /// How this log uses its file.
     public let access: Access
 
@@ -204,7 +204,7 @@ extension CommandLog {
         return checkpointer
     }
 
-    private static func readLastSequence(_ connection: SQLiteConnection) throws -> UInt64 {
+    static func readLastSequence(_ connection: SQLiteConnection) throws -> UInt64 {
         let record = try connection.scalarInt64("SELECT max(sequence) FROM record") ?? 0
         let snapshot = try connection.scalarInt64("SELECT max(sequence) FROM snapshot") ?? 0
         return UInt64(max(record, snapshot, 0))

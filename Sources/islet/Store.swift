@@ -13,7 +13,7 @@ struct Store: ParsableCommand {
             A database that cannot be used is reported with a message naming it and exit code 2.
             export reads a log a server is using; import and compact need the file to themselves.
             """,
-        subcommands: [StoreExport.self, StoreImport.self, StoreCompact.self, StoreInfo.self])
+        subcommands: [StoreExport.self, StoreImport.self, StoreCompact.self, StoreRepair.self, StoreInfo.self])
 }
 
 /// `islet store export`: the log as a scenario file.
@@ -113,6 +113,41 @@ struct StoreCompact: ParsableCommand {
             print(
                 "compacted \(path): removed \(report.removedRecords) records (\(through)); "
                     + "\(report.bytesBefore) → \(report.bytesAfter) bytes")
+        }
+    }
+}
+
+/// `islet store repair`: a log cut back to its last record that replays.
+struct StoreRepair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Cut a log that does not replay back to its last good record, keeping a copy.",
+        discussion: """
+            Replays the log as islet serve does. When a record does not replay (islet serve names it \
+            and exits with code 2), a copy of the whole file is written first (--copy, default \
+            DB.before-repair-<time>), then that record and every later one are deleted, and the rest \
+            is replayed again to check it. A log that replays is left as it is. Stop the server first.
+            """)
+
+    @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
+    var db: String?
+
+    @Option(help: "Where to keep the copy of the file before it is cut. Default: DB.before-repair-<Unix time>.")
+    var copy: String?
+
+    func run() throws {
+        let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        let copy = self.copy ?? "\(path).before-repair-\(time(nil))"
+        try withStoreErrors("repair") {
+            let log = try CommandLogFile(path: path)
+            let repair = try log.repair(keepingCopyAt: copy)
+            guard let bad = repair.firstBadRecord else {
+                print("\(path) replays to revision \(repair.lastSequence): nothing to repair")
+                return
+            }
+            print(
+                "repaired \(path): record \(bad) did not replay; removed \(repair.removedRecords) records "
+                    + "(\(bad)…), the log now ends at revision \(repair.lastSequence); the file as it was: \(copy)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import IsletStore
+import IsletCore
 import Logging
 
 /// A command log opened by the `islet store` tools (export, import, compact, info). It lives in
@@ -57,6 +58,36 @@ public final class CommandLogFile {
         return Compaction(
             removedRecords: report.removedRecords, removedThrough: report.removedThrough,
             bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter)
+    }
+
+    /// What `repair(keepingCopyAt:)` did.
+    public struct Repair: Sendable, Equatable {
+        /// The first record that did not replay, or nil when the log replays (nothing was done).
+        public var firstBadRecord: UInt64?
+        /// How many records were deleted (that one and every later one).
+        public var removedRecords: Int
+        /// The last revision of the repaired log.
+        public var lastSequence: UInt64
+    }
+
+    /// Replays the log as `islet serve` does; if a record does not replay, keeps a copy of the
+    /// whole file at `copyPath` first, then deletes that record and every later one (and the
+    /// snapshots from it on), and checks that the rest replays.
+    /// - Throws: `RecoveryError` when the log does not replay for another reason (a snapshot
+    ///   that cannot be read, say), which cutting records cannot mend; `StoreError`.
+    public func repair(keepingCopyAt copyPath: String) throws -> Repair {
+        let configuration = IsletConfiguration()
+        let logger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
+        do {
+            _ = try StoreRecovery.recover(self.log, configuration: configuration, wall: Instant(millisecondsSinceEpoch: 0), logger: logger)
+            return Repair(firstBadRecord: nil, removedRecords: 0, lastSequence: self.log.lastSequence)
+        } catch let error as RecoveryError {
+            guard let sequence = error.sequence else { throw error }
+            try self.log.copy(to: copyPath)
+            let removed = try self.log.truncate(from: sequence)
+            _ = try StoreRecovery.recover(self.log, configuration: configuration, wall: Instant(millisecondsSinceEpoch: 0), logger: logger)
+            return Repair(firstBadRecord: sequence, removedRecords: removed, lastSequence: self.log.lastSequence)
+        }
     }
 
     /// True for the errors that say a command log or a scenario file cannot be used as asked, which

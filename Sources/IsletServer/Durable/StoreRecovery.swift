@@ -22,13 +22,24 @@ public struct RecoveredState {
 /// what to do. `islet serve` exits with code 2 on it; it never starts empty over such a file.
 public struct RecoveryError: Error, Sendable, CustomStringConvertible {
     public let path: String
+    /// The first record that does not replay, when one is to blame (`islet store repair` cuts
+    /// the log back to the record before it).
+    public let sequence: UInt64?
     public let description: String
 
-    init(path: String, _ problem: String) {
+    init(path: String, _ problem: String, sequence: UInt64? = nil) {
         self.path = path
-        self.description =
-            "\(path): \(problem); the log and this islet disagree, so it will not start over it: "
-            + "run the islet version that wrote it, or move the file aside (islet store export can still read it)"
+        self.sequence = sequence
+        let remedy =
+            sequence == nil
+            ? "run the islet version that wrote it, or move the file aside (islet store export can still read it)"
+            : "run the islet version that wrote it, or islet store repair --db \(path) to cut the log back to "
+                + "record \(sequence! - 1) (a copy of the file is kept)"
+        self.description = "\(path): \(problem); the log and this islet disagree, so it will not start over it: \(remedy)"
+    }
+
+    init(path: String, _ mismatch: LogReplay.Mismatch) {
+        self.init(path: path, mismatch.description, sequence: mismatch.sequence)
     }
 }
 
@@ -58,7 +69,7 @@ enum StoreRecovery {
                         replayed += 1
                     }
                 } catch let mismatch as LogReplay.Mismatch {
-                    throw RecoveryError(path: log.path, mismatch.description)
+                    throw RecoveryError(path: log.path, mismatch)
                 }
                 return RecoveredState(
                     engine: engine, epoch: log.epoch, snapshotSequence: 0, replayedRecords: replayed, created: false,
@@ -114,7 +125,7 @@ enum StoreRecovery {
                 replayed += 1
             }
         } catch let mismatch as LogReplay.Mismatch {
-            throw RecoveryError(path: log.path, mismatch.description)
+            throw RecoveryError(path: log.path, mismatch)
         }
         guard engine.rev == log.lastSequence else {
             throw RecoveryError(
