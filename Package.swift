@@ -91,7 +91,7 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "IsletCLITests",
-            dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore", "IsletTransport"],
+            dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore", "IsletTransport", log],
             swiftSettings: settings),
     ]
 )

@@ -1,6 +1,8 @@
 import Foundation
 import IsletCore
+import IsletStore
 import IsletTestSupport
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -138,6 +140,50 @@ struct StoreProcessTests {
             let patch = try client.readJSON()
             #expect(patch["rev"] == .number(Double(since + 1)))
             #expect(patch["ops"] == [["op": "replace", "path": "/devices/d1/locked", "value": true]])
+        }
+    }
+
+    @Test(
+        "a record that does not replay stops serve with its number and the remedy; store repair keeps a copy, cuts the log back to the record before, and serve starts there"
+    )
+    func repair() throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            let (server, _) = try self.record(db: db, seed: 9, batches: 12)
+            #expect(try server.stop() == 0)
+            // A record this islet cannot replay (as a newer islet, or a damaged file, may leave):
+            // an update of an activity that does not exist, then a good record after it.
+            let bad: UInt64
+            do {
+                let log = try CommandLog(path: db, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+                bad = log.lastSequence + 1
+                let refused = Array(#"[{"type":"activity.update","id":"nobody","content":{"state":{}}}]"#.utf8)
+                let fine = Array(#"[{"type":"clock.advance","seconds":1}]"#.utf8)
+                try log.append([
+                    LogRecord(sequence: bad, instant: TestServer.start.millisecondsSinceEpoch, kind: .batch, payload: refused),
+                    LogRecord(sequence: bad + 1, instant: TestServer.start.millisecondsSinceEpoch, kind: .batch, payload: fine),
+                ])
+            }
+            let refused = try IsletProcess(arguments: ["serve", "--port", "0", "--db", db] + TestServer.serveArguments)
+            #expect(try refused.waitForExit() == 2)
+            let message = refused.standardError()
+            #expect(message.contains("record \(bad) does not replay"), "\(message)")
+            #expect(message.contains("islet store repair --db \(db)"), "\(message)")
+
+            let copy = dir.file("before-repair.sqlite")
+            let repaired = try runIslet(["store", "repair", "--db", db, "--copy", copy])
+            #expect(repaired.status == 0, "\(repaired.errors)")
+            #expect(repaired.output.contains("record \(bad) did not replay; removed 2 records"), "\(repaired.output)")
+            #expect(repaired.output.contains("now ends at revision \(bad - 1)"), "\(repaired.output)")
+            let kept = try runIslet(["store", "info", "--db", copy])
+            #expect(kept.output.contains("last revision: \(bad + 1)"), "the copy is the file as it was: \(kept.output)")
+
+            let restarted = try ServeProcess.start(db: db)
+            #expect(try restarted.state()["rev"] == .number(Double(bad - 1)))
+            #expect(try restarted.stop() == 0)
+            let again = try runIslet(["store", "repair", "--db", db])
+            #expect(again.status == 0)
+            #expect(again.output.contains("nothing to repair"), "\(again.output)")
         }
     }
 
