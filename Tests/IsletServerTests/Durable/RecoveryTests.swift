@@ -47,7 +47,8 @@ struct RecoveryTests {
                     configuration, loop: nil, wall: TestServer.start, logger: makeTestLogger())
             }
             #expect(error.description.hasPrefix("\(path): record "))
-            #expect(error.description.contains("move the file aside"))
+            #expect(error.sequence != nil)
+            #expect(error.description.contains("islet store repair --db \(path)"))
         }
     }
 
