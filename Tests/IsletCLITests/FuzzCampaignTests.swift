@@ -63,7 +63,7 @@ struct FuzzCampaignTests {
             let rest = try Self.rest(port: port, commands: &commands, tokens: tokens, process: process)
             let stream = try Self.stream(port: port, commands: &commands, process: process)
             let raw = try Self.raw(port: port, process: process)
-            let (status, output) = try runTool(
+            let (status, output) = try runProcess(
                 PackagePaths.root + "/.venv/bin/python",
                 [
                     PackagePaths.root + "/scripts/fuzz_h2.py", "--tls-port", String(tlsPort), "--http-port", String(port),
@@ -299,7 +299,7 @@ struct FuzzCampaignTests {
     static func certificate(in directory: String) throws -> (String, String) {
         let cert = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        let (status, output) = try runTool(
+        let (status, output) = try runProcess(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
@@ -308,25 +308,6 @@ struct FuzzCampaignTests {
         guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
         return (cert, key)
     }
-}
-
-/// Runs a tool to completion (bounded by `timeout`); its status and its output and errors.
-private func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    let done = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in done.signal() }
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    guard done.wait(timeout: .now() + .seconds(Int(timeout.components.seconds))) == .success else {
-        process.terminate()
-        throw TestClientError("\(path) did not finish within \(timeout)")
-    }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 extension TestHTTPResponse {

@@ -12,26 +12,6 @@ enum PythonTools {
     static var required: Bool { ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1" }
 }
 
-/// Runs a process to completion (bounded by `timeout`) and returns its status and output.
-func runProcess(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    let done = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in done.signal() }
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let (seconds, _) = timeout.components
-    guard done.wait(timeout: .now() + .seconds(Int(seconds))) == .success else {
-        process.terminate()
-        throw TestClientError("\(path) did not finish within \(timeout)")
-    }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 @Suite("HTTP/2 over TLS with a real HTTP/2 client")
 struct LiveHTTP2Tests {
     /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory,
