@@ -1,59 +1,10 @@
-import Foundation
 import IsletCore
 import IsletServer
 import IsletTestSupport
 import Testing
 
-/// Python (the project's `.venv`, made by `scripts/bootstrap --test`) with httpx and h2.
-enum PythonTools {
-    static var python: String { PackagePaths.root + "/.venv/bin/python" }
-    static var available: Bool { FileManager.default.isExecutableFile(atPath: Self.python) }
-    /// `scripts/test` sets ISLET_REQUIRE_PYTHON_TOOLS=1: there the test must run, never skip.
-    static var required: Bool { ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1" }
-}
-
-/// Runs a process to completion (bounded by `timeout`) and returns its status and output.
-func runProcess(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    let done = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in done.signal() }
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let (seconds, _) = timeout.components
-    guard done.wait(timeout: .now() + .seconds(Int(seconds))) == .success else {
-        process.terminate()
-        throw TestClientError("\(path) did not finish within \(timeout)")
-    }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 @Suite("HTTP/2 over TLS with a real HTTP/2 client")
 struct LiveHTTP2Tests {
-    /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory,
-    /// once per test process (a `static let` is initialised once even when tests run in
-    /// parallel; two `openssl` runs writing the same files raced each other).
-    static func certificate() throws -> (cert: String, key: String) { try Self.madeCertificate.get() }
-
-    private static let madeCertificate = Result { () throws -> (cert: String, key: String) in
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-tls-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let cert = directory + "/cert.pem"
-        let key = directory + "/key.pem"
-        let (status, output) = try runProcess(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
-        return (cert, key)
-    }
-
     @Test(
         "Apple's example pushes over HTTP/2 (httpx + h2) get APNs replies; the REST API answers over HTTP/2 too",
         .enabled(
@@ -61,7 +12,7 @@ struct LiveHTTP2Tests {
             "needs .venv with httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
     func applesExamples() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
-        let (cert, key) = try Self.certificate()
+        let (cert, key) = try TestCertificate.files()
         var configuration = IsletConfiguration.testing()
         configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
         try await withRunningServer(configuration) { server in
@@ -93,7 +44,7 @@ struct LiveHTTP2Tests {
             "needs .venv with aioapns, httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
     func realProvider() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
-        let (cert, key) = try Self.certificate()
+        let (cert, key) = try TestCertificate.files()
         let admin = "admin-token-0123456789"
         var configuration = IsletConfiguration.testing()
         configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
