@@ -1,3 +1,5 @@
+import Logging
+
 /// The TLS listener of a `SocketTransport`: HTTP/2 (ALPN `h2`) over TLS, on its own port, with
 /// requests delivered to the same delegate as HTTP/1.1 ones and answered through the same
 /// `respond(to:with:)`.
@@ -34,7 +36,8 @@ final class HTTP2Listener {
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
-        let connection = HTTP2Connection(id: id, tcp: client, tls: tls, owner: self)
+        let connection = HTTP2Connection(
+            id: id, tcp: client, tls: tls, owner: self, maxBodyBytes: self.transport.configuration.maxRequestBodyBytes)
         self.connections[id] = connection
         self.transport.statistics.openHTTPConnections += 1
         connection.start()
@@ -43,8 +46,8 @@ final class HTTP2Listener {
     /// True when `connection` is one of this listener's.
     func owns(_ connection: ConnectionID) -> Bool { self.connections[connection] != nil }
 
-    /// True when no request is waiting for its reply.
-    var isIdle: Bool { self.connections.values.allSatisfy { $0.waiting.isEmpty } }
+    /// True when no request is waiting for the delegate or for its reply.
+    var isIdle: Bool { self.connections.values.allSatisfy { $0.isQuiet } }
 
     func respond(to request: RequestID, with response: HTTPResponse) {
         self.connections[request.connection]?.respond(stream: Int32(request.sequence), with: response)
@@ -59,9 +62,11 @@ final class HTTP2Listener {
         for connection in self.connections.values { connection.close() }
     }
 
-    fileprivate func dispatch(_ request: HTTP2Request, on connection: HTTP2Connection) {
+    /// Turns a request into an `HTTPRequest` for the delegate, or answers `405` here for a method
+    /// the server does not know.
+    func dispatch(_ request: HTTP2Request, on connection: HTTP2Connection) {
         guard let method = HTTPMethod(rawValue: request.method) else {
-            return connection.respond(stream: request.streamID, with: HTTPResponse(status: 405), method: nil)
+            return connection.refuse(stream: request.streamID, with: HTTPResponse(status: 405))
         }
         let (path, query) = splitTarget(request.path)
         var http = HTTPRequest(
@@ -78,102 +83,15 @@ final class HTTP2Listener {
         self.transport.delegate?.transport(self.transport, didReceive: http)
     }
 
-    fileprivate func closed(_ connection: HTTP2Connection) {
+    func closed(_ connection: HTTP2Connection, because reason: String) {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return }
+        self.transport.logger.debug(
+            "http2 connection closed", metadata: ["islet.conn.id": "\(connection.id)", "islet.reason": "\(reason)"])
         self.transport.statistics.openHTTPConnections -= 1
         self.transport.checkShutdown()
     }
 
-    fileprivate func sent(_ bytes: Int) { self.transport.statistics.bytesSent += UInt64(bytes) }
-}
-
-/// One TLS + HTTP/2 connection. Loop-confined.
-private final class HTTP2Connection {
-    let id: ConnectionID
-    let tcp: UVTCPHandle
-    let tls: TLSSession
-    unowned let owner: HTTP2Listener
-    var h2: HTTP2Session?
-    /// Streams whose request went to the delegate and whose reply has not been submitted.
-    var waiting: [Int32: HTTPMethod] = [:]
-    private var isClosed = false
-
-    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener) {
-        self.id = id
-        self.tcp = tcp
-        self.tls = tls
-        self.owner = owner
-    }
-
-    func start() {
-        self.tcp.onRead = { [unowned self] bytes in self.received(bytes) }
-        self.tcp.startReading()
-    }
-
-    private func received(_ bytes: UnsafeRawBufferPointer?) {
-        guard let bytes else { return self.close() }
-        self.tls.receive(bytes)
-        if !self.tls.isEstablished {
-            switch self.tls.handshake() {
-            case .handshaking: return self.flush()
-            case .failed: return self.flushAndClose()
-            case .established:
-                guard self.tls.negotiatedProtocol == "h2", self.startHTTP2() else { return self.flushAndClose() }
-            }
-        }
-        guard let plaintext = self.tls.readPlaintext() else { return self.close() }
-        if !plaintext.isEmpty, self.h2?.receive(plaintext) != true { return self.flushAndClose() }
-        self.flush()
-    }
-
-    private func startHTTP2() -> Bool {
-        guard let session = try? HTTP2Session(maxBodyBytes: self.owner.transportLimit) else { return false }
-        session.onRequest = { [unowned self] request in self.owner.dispatch(request, on: self) }
-        session.onStreamClosed = { [unowned self] stream in self.waiting[stream] = nil }
-        self.h2 = session
-        return true
-    }
-
-    func respond(stream: Int32, with response: HTTPResponse, method: HTTPMethod?? = .none) {
-        guard !self.isClosed, let session = self.h2 else { return }
-        let requestMethod: HTTPMethod?
-        if case .some(let given) = method {
-            requestMethod = given
-        } else {
-            guard let waiting = self.waiting.removeValue(forKey: stream) else { return }
-            requestMethod = waiting
-        }
-        session.respond(
-            stream: stream, status: response.status, headers: response.headers, body: response.body,
-            omitBody: requestMethod == .HEAD)
-        if requestMethod != .HEAD { self.owner.sent(response.body.count) }
-        self.flush()
-    }
-
-    private func flush() {
-        if let session = self.h2 {
-            let output = session.takeOutput()
-            guard self.tls.write(output) else { return self.close() }
-        }
-        self.tcp.write(self.tls.takeCiphertext())
-        if let session = self.h2, !session.isAlive { self.close() }
-    }
-
-    private func flushAndClose() {
-        self.tcp.write(self.tls.takeCiphertext())
-        self.close()
-    }
-
-    func close() {
-        guard !self.isClosed else { return }
-        self.isClosed = true
-        self.tcp.close()
-        self.owner.closed(self)
-    }
-}
-
-extension HTTP2Listener {
-    fileprivate var transportLimit: Int { self.transport.configuration.maxRequestBodyBytes }
+    func sent(_ bytes: Int) { self.transport.statistics.bytesSent += UInt64(bytes) }
 }
 
 /// Splits `:path` into the percent-decoded path and the query items.

@@ -5,6 +5,10 @@
 // which `deinit` deletes). Header values nghttp2 hands over are copied at once. Response
 // bodies stay in Swift arrays owned by the session until their stream closes; nghttp2's data
 // callback copies out of them.
+//
+// nghttp2 forbids producing output from inside mem_recv's callbacks: the callbacks here only
+// record what arrived (complete requests go to `onRequest`, which must not answer at once),
+// and `takeOutput` checks that no `receive` is under way.
 
 internal import CNGHTTP2
 
@@ -24,7 +28,9 @@ final class HTTP2Session {
     private var partial: [Int32: HTTP2Request] = [:]
     private var bodies: [Int32: (bytes: [UInt8], offset: Int)] = [:]
     private let maxBodyBytes: Int
-    /// A request is complete (its stream's END_STREAM arrived).
+    private var isReceiving = false
+    /// A request is complete (its stream's END_STREAM arrived). Called from inside `receive`:
+    /// it must not answer before `receive` returns.
     var onRequest: ((HTTP2Request) -> Void)?
     /// A stream ended (answered, reset or refused).
     var onStreamClosed: ((Int32) -> Void)?
@@ -84,12 +90,17 @@ final class HTTP2Session {
     /// Feeds plaintext from TLS. Returns false on a protocol error (close the connection).
     func receive(_ bytes: [UInt8]) -> Bool {
         guard let session = self.session else { return false }
+        self.isReceiving = true
+        defer { self.isReceiving = false }
         let n = bytes.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, $0.count) }
         return n >= 0
     }
 
     /// Frames waiting to be sent.
+    ///
+    /// Must not be called while `receive` runs (nghttp2 forbids mem_send inside mem_recv).
     func takeOutput() -> [UInt8] {
+        precondition(!self.isReceiving, "nghttp2_session_mem_send called from inside nghttp2_session_mem_recv")
         guard let session = self.session else { return [] }
         var output: [UInt8] = []
         while true {
@@ -109,6 +120,7 @@ final class HTTP2Session {
 
     /// Answers a stream: `:status`, the headers (lowercased; connection-level ones dropped) and
     /// the body. The stream ends with the body (HTTP/2 closes streams, never the connection).
+    /// Nothing is sent before `takeOutput`.
     func respond(stream: Int32, status: Int, headers: HTTPHeaders, body: [UInt8], omitBody: Bool) {
         guard let session = self.session else { return }
         var fields: [(String, String)] = [(":status", String(status))]

@@ -1,0 +1,129 @@
+import DequeModule
+
+/// One TLS + HTTP/2 connection: ciphertext from the socket through TLS into nghttp2, requests
+/// to the listener, replies back out. Loop-confined.
+///
+/// Output is produced only outside nghttp2's receive callbacks: a request that completes inside
+/// `nghttp2_session_mem_recv` waits in `ready` and goes to the listener (and so to the delegate,
+/// which may answer at once) after it returned.
+final class HTTP2Connection {
+    let id: ConnectionID
+    private let tcp: UVTCPHandle
+    private let tls: TLSSession
+    private unowned let owner: HTTP2Listener
+    private let maxBodyBytes: Int
+    private var h2: HTTP2Session?
+    /// Requests received and not yet given to the listener, oldest first.
+    private var ready: Deque<HTTP2Request> = []
+    /// Streams whose request went to the delegate and whose reply has not been submitted.
+    var waiting: [Int32: HTTPMethod] = [:]
+    private var isPumping = false
+    private(set) var isClosed = false
+
+    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener, maxBodyBytes: Int) {
+        self.id = id
+        self.tcp = tcp
+        self.tls = tls
+        self.owner = owner
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    func start() {
+        self.tcp.onRead = { [unowned self] bytes in self.received(bytes) }
+        self.tcp.startReading()
+    }
+
+    /// True when no request waits for the delegate or for its reply.
+    var isQuiet: Bool { self.waiting.isEmpty && self.ready.isEmpty }
+
+    // MARK: Input
+
+    private func received(_ bytes: UnsafeRawBufferPointer?) {
+        guard let bytes else { return self.close(because: "peer closed") }
+        self.tls.receive(bytes)
+        if !self.tls.isEstablished {
+            switch self.tls.handshake() {
+            case .handshaking: return self.writeCiphertext()
+            case .failed: return self.closeAfterWriting(because: "TLS handshake failed")
+            case .established:
+                guard self.tls.negotiatedProtocol == "h2", self.startHTTP2() else {
+                    return self.closeAfterWriting(because: "no h2 by ALPN")
+                }
+            }
+        }
+        guard let plaintext = self.tls.readPlaintext() else { return self.close(because: "TLS closed") }
+        if let session = self.h2, !plaintext.isEmpty, !session.receive(plaintext) {
+            return self.closeAfterWriting(because: "HTTP/2 error")
+        }
+        self.pump()
+    }
+
+    private func startHTTP2() -> Bool {
+        guard let session = try? HTTP2Session(maxBodyBytes: self.maxBodyBytes) else { return false }
+        session.onRequest = { [unowned self] request in self.ready.append(request) }
+        session.onStreamClosed = { [unowned self] stream in
+            self.waiting[stream] = nil
+            self.ready.removeAll { $0.streamID == stream }
+        }
+        self.h2 = session
+        return true
+    }
+
+    // MARK: Output
+
+    /// Answers a request the delegate was given. Must be called on the loop thread.
+    func respond(stream: Int32, with response: HTTPResponse) {
+        guard let method = self.waiting.removeValue(forKey: stream) else { return }
+        self.submit(stream, response, omitBody: method == .HEAD)
+    }
+
+    /// Answers a request the transport refuses itself (the delegate never sees it).
+    func refuse(stream: Int32, with response: HTTPResponse) {
+        self.submit(stream, response, omitBody: false)
+    }
+
+    private func submit(_ stream: Int32, _ response: HTTPResponse, omitBody: Bool) {
+        guard !self.isClosed, let session = self.h2 else { return }
+        session.respond(
+            stream: stream, status: response.status, headers: response.headers, body: response.body,
+            omitBody: omitBody)
+        if !omitBody { self.owner.sent(response.body.count) }
+        self.pump()
+    }
+
+    /// Gives waiting requests to the listener, then hands nghttp2's output to the socket. Does
+    /// nothing when called again from inside (a delegate answering at once): the pump under way
+    /// writes that reply.
+    private func pump() {
+        guard !self.isClosed, !self.isPumping, let session = self.h2 else { return }
+        self.isPumping = true
+        while let request = self.ready.popFirst() {
+            self.owner.dispatch(request, on: self)
+            if self.isClosed { return }
+        }
+        self.isPumping = false
+        guard self.tls.write(session.takeOutput()) else { return self.close(because: "TLS write failed") }
+        self.writeCiphertext()
+        if !session.isAlive { self.close(because: "HTTP/2 session ended") }
+    }
+
+    private func writeCiphertext() {
+        self.tcp.write(self.tls.takeCiphertext())
+    }
+
+    // MARK: Closing
+
+    /// Writes what TLS has for the peer (an alert, nghttp2's GOAWAY), then closes: libuv writes
+    /// at once what the socket takes, and the rest is dropped.
+    private func closeAfterWriting(because reason: String) {
+        self.writeCiphertext()
+        self.close(because: reason)
+    }
+
+    func close(because reason: String = "transport closed") {
+        guard !self.isClosed else { return }
+        self.isClosed = true
+        self.tcp.close()
+        self.owner.closed(self, because: reason)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import IsletTestSupport
+import Testing
+
+@testable import IsletTransport
+
+/// Answers HTTP/2 requests for the listener tests: `/big?bytes=N` with N bytes, `/later` not until
+/// the test says so, a refused body with 413, anything else with its own body. Loop-confined.
+final class HTTP2TestDelegate: TransportDelegate {
+    var requests: [HTTPRequest] = []
+    var held: [RequestID] = []
+
+    func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
+        self.requests.append(request)
+        if request.bodyProblem != nil { return transport.respond(to: request.id, with: HTTPResponse(status: 413)) }
+        switch request.path {
+        case "/big":
+            let size = request.query["bytes"].flatMap { Int($0) } ?? 0
+            transport.respond(to: request.id, with: HTTPResponse(status: 200, body: Array(repeating: 0x62, count: size)))
+        case "/later": self.held.append(request.id)
+        default: transport.respond(to: request.id, with: HTTPResponse(status: 200, body: request.body))
+        }
+    }
+
+    func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool { false }
+    func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {}
+    func transport(_ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID) {}
+    func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {}
+}
+
+/// The transport and its delegate, touched only from jobs on the loop.
+final class HTTP2Box: @unchecked Sendable {
+    var transport: SocketTransport!
+    let delegate = HTTP2TestDelegate()
+    var securePort: Int { self.transport.securePort! }
+}
+
+/// Runs `body` with an HTTP/2 listener (a self-signed certificate) on port 0, then shuts down
+/// and checks a clean loop close.
+func withHTTP2Transport(
+    configure: (inout TransportConfiguration) -> Void = { _ in },
+    _ body: (EventLoop, HTTP2Box) async throws -> Void
+) async throws {
+    let (cert, key) = try TestCertificate.files()
+    var configuration = TransportConfiguration(port: 0)
+    configuration.tls = TransportConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
+    configure(&configuration)
+    try await withLiveTestLock {
+        let box = HTTP2Box()
+        let termination = try await withLoop { [configuration] loop in
+            try await loop.submit {
+                box.transport = try SocketTransport(loop: loop, configuration: configuration, logger: makeTestLogger())
+                box.transport.delegate = box.delegate
+            }
+            do { try await body(loop, box) } catch {
+                _ = try? await loop.submit { box.transport.shutdown(gracePeriod: .zero) {} }
+                throw error
+            }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                loop.execute { box.transport.shutdown(gracePeriod: .seconds(2)) { continuation.resume() } }
+            }
+        }
+        #expect(termination.isClean)
+    }
+}
+
+/// Runs `scripts/h2_limits_client.py command` to completion and returns its JSON line.
+func h2Client(_ command: String, port: Int, _ arguments: [String] = []) throws -> [String: Any] {
+    let (status, output) = try runProcess(
+        PythonTools.python,
+        [PackagePaths.root + "/scripts/h2_limits_client.py", command, "--port", String(port)] + arguments)
+    guard status == 0, let line = output.split(separator: "\n").last,
+        let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    else { throw TestClientError("h2_limits_client.py \(command) exited \(status): \(output)") }
+    return json
+}
+
+/// Resumes once `condition` holds on the loop, checked at every loop-timer tick (10 ms), or
+/// throws naming `what` once `timeout` of loop time has passed.
+func waitOnLoop(
+    _ loop: EventLoop, timeout: Duration, _ what: String, _ condition: @escaping @Sendable () -> Bool
+) async throws {
+    final class Poll: @unchecked Sendable { var timer: LoopTimer? }
+    let poll = Poll()
+    let limit = UInt64(timeout / .milliseconds(1))
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        loop.execute {
+            let start = loop.nowMilliseconds
+            poll.timer = loop.scheduleTimer(after: .zero, repeating: .milliseconds(10)) {
+                if condition() {
+                    poll.timer?.cancel()
+                    continuation.resume()
+                } else if loop.nowMilliseconds - start >= limit {
+                    poll.timer?.cancel()
+                    continuation.resume(throwing: TestClientError("timed out after \(timeout) waiting until \(what)"))
+                }
+            }
+        }
+    }
+}
+
+private let needsPython = Testing.ConditionTrait.enabled(
+    if: PythonTools.available || PythonTools.required,
+    "needs .venv with h2: run scripts/bootstrap --test (scripts/test does)")
+
+@Suite("HTTP/2 listener: nghttp2 as documented, limits, backpressure and timeouts")
+struct HTTP2ListenerTests {
+    @Test(
+        "many requests in one read, each answered at once by the delegate: replies are written after nghttp2 returns",
+        needsPython)
+    func answeredDuringReceive() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("get", port: port, ["--count", "50", "--path", "/big?bytes=70000"])
+            let replies = try #require(result["replies"] as? [[String: Any]], "\(result)")
+            #expect(replies.count == 50)
+            #expect(replies.allSatisfy { $0["status"] as? Int == 200 && $0["body"] as? Int == 70000 })
+        }
+    }
+
+    @Test("a reply the application gives later, from the loop, is written", needsPython)
+    func replyLater() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let client = try ScriptProcess(
+                PythonTools.python,
+                [PackagePaths.root + "/scripts/h2_limits_client.py", "get", "--port", String(port), "--path", "/later"])
+            try await waitOnLoop(loop, timeout: .seconds(10), "the request is held") { !box.delegate.held.isEmpty }
+            try await loop.submit {
+                box.transport.respond(to: box.delegate.held[0], with: HTTPResponse(status: 202, body: Array("late".utf8)))
+            }
+            let line = try client.readLine(timeout: .seconds(10))
+            #expect(line.contains("\"status\": 202"), "\(line)")
+            #expect(try client.finish() == 0)
+        }
+    }
+}
