@@ -1,15 +1,31 @@
 /// How a `SocketTransport` listens and what it accepts. Defaults are Islet's.
 public struct TransportConfiguration: Sendable {
-    /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one.
+    /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one, with its limits.
+    /// Request bodies are limited by `maxRequestBodyBytes`, as on HTTP/1.1.
     public struct TLS: Sendable, Equatable {
         public var certificatePath: String
         public var keyPath: String
         /// Its TCP port; 0 picks a free one (read it back from `SocketTransport.securePort`).
         public var port: Int
-        public init(certificatePath: String, keyPath: String, port: Int) {
+        /// SETTINGS_MAX_HEADER_LIST_SIZE: a request's decoded header fields, in bytes as RFC 9113
+        /// §6.5.2 counts them (name + value + 32 each). Over it (or over `maxHeaderFields`) the
+        /// request is answered `431`. Default 16 KiB.
+        public var maxHeaderListBytes: Int
+        /// Header fields per request, pseudo-header fields included. Default 100.
+        public var maxHeaderFields: Int
+        /// SETTINGS_MAX_CONCURRENT_STREAMS. Default 100.
+        public var maxConcurrentStreams: Int
+
+        public init(
+            certificatePath: String, keyPath: String, port: Int, maxHeaderListBytes: Int = 16 * 1024,
+            maxHeaderFields: Int = 100, maxConcurrentStreams: Int = 100
+        ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
             self.port = port
+            self.maxHeaderListBytes = maxHeaderListBytes
+            self.maxHeaderFields = maxHeaderFields
+            self.maxConcurrentStreams = maxConcurrentStreams
         }
     }
 

@@ -105,6 +105,98 @@ private let needsPython = Testing.ConditionTrait.enabled(
 
 @Suite("HTTP/2 listener: nghttp2 as documented, limits, backpressure and timeouts")
 struct HTTP2ListenerTests {
+    @Test("HPACK bomb: a header list decoding to ~48 MB is answered 431 unstored, and the connection goes on", needsPython)
+    func hpackBomb() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("hpack-bomb", port: port)
+            let bomb = try #require(result["bomb"] as? [String: Any], "\(result)")
+            #expect(bomb["status"] as? Int == 431)
+            #expect(bomb["body"] as? Int ?? 0 > 0)
+            let after = try #require(result["after"] as? [String: Any], "\(result)")
+            #expect(after["status"] as? Int == 200)
+            let paths = try await loop.submit { box.delegate.requests.map(\.path) }
+            #expect(paths == ["/after"])
+        }
+    }
+
+    @Test("header field flood: 200 small fields are over the 100-field limit, answered 431", needsPython)
+    func manyHeaders() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("many-headers", port: port)
+            #expect((result["crowd"] as? [String: Any])?["status"] as? Int == 431, "\(result)")
+            #expect((result["after"] as? [String: Any])?["status"] as? Int == 200, "\(result)")
+        }
+    }
+
+    @Test(
+        "a client ignoring SETTINGS_MAX_CONCURRENT_STREAMS before acknowledging it: the extra stream is refused (REFUSED_STREAM), the others go on",
+        needsPython)
+    func streamsBeforeAck() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("streams", port: port, ["--count", "101"])
+            #expect((result["resets"] as? [String: Int])?["201"] == 7, "\(result)")  // REFUSED_STREAM
+            #expect(result["goaway"] is NSNull, "\(result)")
+            #expect(result["answered"] as? Int == 1, "\(result)")
+        }
+    }
+
+    @Test(
+        "a client ignoring SETTINGS_MAX_CONCURRENT_STREAMS it acknowledged: connection error (GOAWAY PROTOCOL_ERROR) and close",
+        needsPython)
+    func streamsAfterAck() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: { $0.tls?.maxConcurrentStreams = 10 }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("streams", port: port, ["--count", "11", "--ack"])
+            let goaway = try #require(result["goaway"] as? [String: Int], "\(result)")
+            #expect(goaway["error"] == 1)  // PROTOCOL_ERROR
+            #expect(goaway["last"] == 19)
+            try await waitOnLoop(loop, timeout: .seconds(5), "the connection is closed") {
+                box.transport.statistics.openHTTPConnections == 0
+            }
+        }
+    }
+
+    @Test("trailers end the request they follow: its body reaches the delegate, the trailers do not", needsPython)
+    func trailers() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("trailers", port: port)
+            let reply = try #require(result["reply"] as? [String: Any], "\(result)")
+            #expect(reply["status"] as? Int == 200)
+            #expect(reply["body"] as? Int == 7)
+            let request = try await loop.submit { box.delegate.requests.map { ($0.body, $0.headers["x-checksum"]) } }
+            #expect(request.count == 1)
+            #expect(request.first?.0 == Array("payload".utf8))
+            #expect(request.first?.1 == nil)
+        }
+    }
+
+    @Test(
+        "oversized bodies: over the limit by Content-Length or by DATA, 413 at once and RST_STREAM(NO_ERROR), nothing buffered",
+        needsPython)
+    func oversizedBody() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: { $0.maxRequestBodyBytes = 100_000 }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("big-body", port: port, ["--limit", "100000"])
+            #expect((result["announced"] as? [String: Any])?["status"] as? Int == 413, "\(result)")
+            #expect(result["announcedReset"] as? Int == 0, "\(result)")
+            #expect((result["unannounced"] as? [String: Any])?["status"] as? Int == 413, "\(result)")
+            #expect(result["unannouncedReset"] as? Int == 0, "\(result)")
+            let problems = try await loop.submit { box.delegate.requests.map { ($0.bodyProblem, $0.body.count) } }
+            #expect(problems.count == 2)
+            #expect(problems.allSatisfy { $0 == (.tooLarge(limit: 100_000), 0) })
+        }
+    }
+
     @Test(
         "many requests in one read, each answered at once by the delegate: replies are written after nghttp2 returns",
         needsPython)

@@ -11,7 +11,7 @@ final class HTTP2Connection {
     private let tcp: UVTCPHandle
     private let tls: TLSSession
     private unowned let owner: HTTP2Listener
-    private let maxBodyBytes: Int
+    private let limits: HTTP2Limits
     private var h2: HTTP2Session?
     /// Requests received and not yet given to the listener, oldest first.
     private var ready: Deque<HTTP2Request> = []
@@ -20,12 +20,12 @@ final class HTTP2Connection {
     private var isPumping = false
     private(set) var isClosed = false
 
-    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener, maxBodyBytes: Int) {
+    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener, limits: HTTP2Limits) {
         self.id = id
         self.tcp = tcp
         self.tls = tls
         self.owner = owner
-        self.maxBodyBytes = maxBodyBytes
+        self.limits = limits
     }
 
     func start() {
@@ -59,7 +59,7 @@ final class HTTP2Connection {
     }
 
     private func startHTTP2() -> Bool {
-        guard let session = try? HTTP2Session(maxBodyBytes: self.maxBodyBytes) else { return false }
+        guard let session = try? HTTP2Session(limits: self.limits) else { return false }
         session.onRequest = { [unowned self] request in self.ready.append(request) }
         session.onStreamClosed = { [unowned self] stream in
             self.waiting[stream] = nil

@@ -9,16 +9,18 @@ import Logging
 /// the APNs-style ingress needs. So this listener does TLS with OpenSSL (memory BIOs) and HTTP/2
 /// with nghttp2, over libuv TCP handles on the transport's loop. HTTP/2 ends streams, never the
 /// connection: a reply that asks to close its connection (a refused body) just ends its stream.
-/// Loop-confined.
+/// The limits (`HTTP2Limits`) are per connection. Loop-confined.
 final class HTTP2Listener {
     private unowned let transport: SocketTransport
     private let context: TLSContext
     private let listener: UVTCPHandle
+    private let limits: HTTP2Limits
     private var connections: [ConnectionID: HTTP2Connection] = [:]
     private(set) var port = 0
 
     init(transport: SocketTransport, settings: TransportConfiguration.TLS, host: String) throws(TransportError) {
         self.transport = transport
+        self.limits = HTTP2Limits(configuration: transport.configuration, tls: settings)
         self.context = try TLSContext(certificatePath: settings.certificatePath, keyPath: settings.keyPath)
         self.listener = UVTCPHandle(loop: transport.loop.uv)
         do {
@@ -36,8 +38,7 @@ final class HTTP2Listener {
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
-        let connection = HTTP2Connection(
-            id: id, tcp: client, tls: tls, owner: self, maxBodyBytes: self.transport.configuration.maxRequestBodyBytes)
+        let connection = HTTP2Connection(id: id, tcp: client, tls: tls, owner: self, limits: self.limits)
         self.connections[id] = connection
         self.transport.statistics.openHTTPConnections += 1
         connection.start()
@@ -62,9 +63,15 @@ final class HTTP2Listener {
         for connection in self.connections.values { connection.close() }
     }
 
-    /// Turns a request into an `HTTPRequest` for the delegate, or answers `405` here for a method
-    /// the server does not know.
+    /// Turns a request into an `HTTPRequest` for the delegate, or refuses it here: a header list
+    /// over the limits gets `431` (not RST_STREAM: the client learns why, and refusing costs
+    /// nothing more, since HPACK decoding must go on either way), a method the server does not
+    /// know `405`. A body over the limit goes to the delegate with `bodyProblem` set, as on
+    /// HTTP/1.1 (`413`).
     func dispatch(_ request: HTTP2Request, on connection: HTTP2Connection) {
+        if request.problem == .headersTooLarge {
+            return connection.refuse(stream: request.streamID, with: self.headersTooLarge)
+        }
         guard let method = HTTPMethod(rawValue: request.method) else {
             return connection.refuse(stream: request.streamID, with: HTTPResponse(status: 405))
         }
@@ -72,15 +79,19 @@ final class HTTP2Listener {
         var http = HTTPRequest(
             id: RequestID(connection: connection.id, sequence: UInt32(request.streamID)), method: method, path: path,
             query: query, headers: request.headers, body: request.body)
-        let limit = self.transport.configuration.maxRequestBodyBytes
-        let announced = request.headers["content-length"].flatMap { Int($0) } ?? 0
-        if request.tooLarge || announced > limit {
+        if request.problem == .bodyTooLarge {
             http.body = []
-            http.bodyProblem = .tooLarge(limit: limit)
+            http.bodyProblem = .tooLarge(limit: self.limits.maxBodyBytes)
         }
         connection.waiting[request.streamID] = method
         self.transport.statistics.bytesReceived += UInt64(http.body.count)
         self.transport.delegate?.transport(self.transport, didReceive: http)
+    }
+
+    private var headersTooLarge: HTTPResponse {
+        let text = "request header fields too large: at most \(self.limits.maxHeaderFields) fields and "
+            + "\(self.limits.maxHeaderListBytes) bytes (RFC 9113 section 6.5.2 sizes)\n"
+        return HTTPResponse(status: 431, headers: ["content-type": "text/plain; charset=utf-8"], body: Array(text.utf8))
     }
 
     func closed(_ connection: HTTP2Connection, because reason: String) {

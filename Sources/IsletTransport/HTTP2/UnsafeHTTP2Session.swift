@@ -14,37 +14,97 @@ internal import CNGHTTP2
 
 /// A request as HTTP/2 delivered it, before it becomes an `HTTPRequest`.
 struct HTTP2Request {
+    /// Why a request is handed over before its stream ended, with nothing of it stored.
+    enum Problem: Equatable {
+        /// Its header list went over `maxHeaderListBytes` or `maxHeaderFields`.
+        case headersTooLarge
+        /// Its `content-length` or its DATA went over `maxBodyBytes`.
+        case bodyTooLarge
+    }
+
     var streamID: Int32
     var method = ""
     var path = ""
     var headers = HTTPHeaders()
     var body: [UInt8] = []
-    var tooLarge = false
+    var problem: Problem?
 }
 
 /// One HTTP/2 server connection's protocol state (nghttp2), bytes in and bytes out.
 final class HTTP2Session {
+    private struct Partial {
+        var request: HTTP2Request
+        var budget: HeaderListBudget
+        /// The header block being decoded is the request's trailers (counted, not stored).
+        var inTrailers = false
+    }
+
     private var session: OpaquePointer?
-    private var partial: [Int32: HTTP2Request] = [:]
+    private let limits: HTTP2Limits
+    private var partial: [Int32: Partial] = [:]
+    /// Streams handed over before the client ended them: once our reply has ended the stream,
+    /// RST_STREAM(NO_ERROR) tells the client to stop sending (RFC 9113 §8.1).
+    private var answeredEarly: Set<Int32> = []
     private var bodies: [Int32: (bytes: [UInt8], offset: Int)] = [:]
-    private let maxBodyBytes: Int
     private var isReceiving = false
-    /// A request is complete (its stream's END_STREAM arrived). Called from inside `receive`:
-    /// it must not answer before `receive` returns.
+    /// A request is complete (its stream's END_STREAM arrived) or refused early (`problem`).
+    /// Called from inside `receive`: it must not answer before `receive` returns.
     var onRequest: ((HTTP2Request) -> Void)?
     /// A stream ended (answered, reset or refused).
     var onStreamClosed: ((Int32) -> Void)?
 
-    init(maxBodyBytes: Int) throws(TransportError) {
-        self.maxBodyBytes = maxBodyBytes
+    init(limits: HTTP2Limits) throws(TransportError) {
+        self.limits = limits
         var callbacks: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
             throw TransportError(.contextFailed, call: "nghttp2_session_callbacks_new", message: "out of memory")
         }
         defer { nghttp2_session_callbacks_del(callbacks) }
+        Self.install(callbacks)
+        var options: OpaquePointer?
+        guard nghttp2_option_new(&options) == 0, let options else {
+            throw TransportError(.contextFailed, call: "nghttp2_option_new", message: "out of memory")
+        }
+        defer { nghttp2_option_del(options) }
+        // nghttp2's flood guards, at their documented defaults, named so that a build against a
+        // library without them fails to link instead of serving without them: queued SETTINGS
+        // and PING ACKs, CONTINUATION frames per header block, and the rate of RST_STREAM from
+        // the client ("rapid reset"). Over any, the connection ends with GOAWAY.
+        nghttp2_option_set_max_outbound_ack(options, 1000)
+        nghttp2_option_set_max_continuations(options, 8)
+        nghttp2_option_set_stream_reset_rate_limit(options, 1000, 33)
+        var session: OpaquePointer?
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        guard nghttp2_session_server_new2(&session, callbacks, user, options) == 0, let session else {
+            throw TransportError(.contextFailed, call: "nghttp2_session_server_new2", message: "out of memory")
+        }
+        self.session = session
+        // nghttp2 refuses streams over MAX_CONCURRENT_STREAMS itself: with RST_STREAM
+        // (REFUSED_STREAM) until the client acknowledged these settings, with a connection
+        // error (GOAWAY, PROTOCOL_ERROR) after. MAX_HEADER_LIST_SIZE is advisory for the
+        // client; `header` below enforces it.
+        var settings = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: UInt32(clamping: limits.maxConcurrentStreams)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: UInt32(clamping: limits.maxHeaderListBytes)),
+        ]
+        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+    }
+
+    deinit { if let session = self.session { nghttp2_session_del(session) } }
+
+    private static func from(_ user: UnsafeMutableRawPointer) -> HTTP2Session {
+        Unmanaged<HTTP2Session>.fromOpaque(user).takeUnretainedValue()
+    }
+
+    private static func install(_ callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             guard let frame, let user else { return 0 }
-            return HTTP2Session.from(user).beginHeaders(frame.pointee.hd)
+            HTTP2Session.from(user).beginHeaders(frame)
+            return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
             _, frame, name, nameLength, value, valueLength, _, user in
@@ -64,30 +124,20 @@ final class HTTP2Session {
             HTTP2Session.from(user).frameReceived(frame.pointee.hd)
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            HTTP2Session.from(user).frameSent(frame.pointee.hd)
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, _, user in
             guard let user else { return 0 }
             HTTP2Session.from(user).streamClosed(streamID)
             return 0
         }
-        var session: OpaquePointer?
-        let user = Unmanaged.passUnretained(self).toOpaque()
-        guard nghttp2_session_server_new(&session, callbacks, user) == 0, let session else {
-            throw TransportError(.contextFailed, call: "nghttp2_session_server_new", message: "out of memory")
-        }
-        self.session = session
-        var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: 100)
-        ]
-        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
     }
 
-    deinit { if let session = self.session { nghttp2_session_del(session) } }
-
-    private static func from(_ user: UnsafeMutableRawPointer) -> HTTP2Session {
-        Unmanaged<HTTP2Session>.fromOpaque(user).takeUnretainedValue()
-    }
-
-    /// Feeds plaintext from TLS. Returns false on a protocol error (close the connection).
+    /// Feeds plaintext from TLS. Returns false on a protocol error (close the connection once
+    /// the GOAWAY nghttp2 queued is written).
     func receive(_ bytes: [UInt8]) -> Bool {
         guard let session = self.session else { return false }
         self.isReceiving = true
@@ -129,20 +179,17 @@ final class HTTP2Session {
         }
         fields.append(("content-length", String(body.count)))
         let sendsBody = !omitBody && !body.isEmpty
-        if sendsBody { self.bodies[stream] = (body, 0) }
-        withHeaderBlock(fields) { nva, count in
-            if sendsBody {
-                var provider = nghttp2_data_provider(
-                    source: nghttp2_data_source(ptr: nil),
-                    read_callback: { _, streamID, buffer, length, flags, _, user in
-                        guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-                        return HTTP2Session.from(user).readBody(streamID, buffer, length, flags)
-                    })
-                _ = nghttp2_submit_response(session, stream, nva, count, &provider)
-            } else {
-                _ = nghttp2_submit_response(session, stream, nva, count, nil)
-            }
+        let rc = withHeaderBlock(fields) { nva, count -> Int32 in
+            guard sendsBody else { return nghttp2_submit_response(session, stream, nva, count, nil) }
+            var provider = nghttp2_data_provider(
+                source: nghttp2_data_source(ptr: nil),
+                read_callback: { _, streamID, buffer, length, flags, _, user in
+                    guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+                    return HTTP2Session.from(user).readBody(streamID, buffer, length, flags)
+                })
+            return nghttp2_submit_response(session, stream, nva, count, &provider)
         }
+        if rc == 0, sendsBody { self.bodies[stream] = (body, 0) }
     }
 
     private static let connectionHeaders: Set<String> = [
@@ -151,46 +198,88 @@ final class HTTP2Session {
 
     // MARK: nghttp2 callbacks
 
-    private func beginHeaders(_ header: nghttp2_frame_hd) -> Int32 {
-        guard header.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        self.partial[header.stream_id] = HTTP2Request(streamID: header.stream_id)
-        return 0
+    private func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) {
+        let stream = frame.pointee.hd.stream_id
+        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return }
+        if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+            let budget = HeaderListBudget(
+                maxBytes: self.limits.maxHeaderListBytes, maxFields: self.limits.maxHeaderFields)
+            self.partial[stream] = Partial(request: HTTP2Request(streamID: stream), budget: budget)
+        } else {
+            self.partial[stream]?.inTrailers = true
+        }
     }
 
+    /// One decoded field of a request's header list or trailers. Fields over the budget are
+    /// counted, never stored, and decoding goes on (the HPACK state must stay in step with the
+    /// client's); the request is refused when its header block ends.
     private func header(_ stream: Int32, _ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
-        guard self.partial[stream] != nil else { return }
+        guard var entry = self.partial[stream], entry.request.problem == nil else { return }
+        guard entry.budget.admit(nameBytes: name.count, valueBytes: value.count) else {
+            entry.request.problem = .headersTooLarge
+            entry.request.headers = HTTPHeaders()
+            entry.request.path = ""
+            self.partial[stream] = entry
+            return
+        }
+        self.partial[stream] = entry
+        guard !entry.inTrailers else { return }
         let name = String(decoding: name, as: UTF8.self)
         let value = String(decoding: value, as: UTF8.self)
         switch name {
-        case ":method": self.partial[stream]?.method = value
-        case ":path": self.partial[stream]?.path = value
-        case ":authority": self.partial[stream]?.headers.add(name: "host", value: value)
-        default: if !name.hasPrefix(":") { self.partial[stream]?.headers.add(name: name, value: value) }
+        case ":method": self.partial[stream]?.request.method = value
+        case ":path": self.partial[stream]?.request.path = value
+        case ":authority": self.partial[stream]?.request.headers.add(name: "host", value: value)
+        default: if !name.hasPrefix(":") { self.partial[stream]?.request.headers.add(name: name, value: value) }
         }
     }
 
     private func data(_ stream: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
-        guard var request = self.partial[stream] else { return }
-        if request.tooLarge || request.body.count + bytes.count > self.maxBodyBytes {
-            request.tooLarge = true
-            request.body = []
-        } else {
-            request.body += bytes
+        guard self.partial[stream] != nil else { return }
+        guard self.partial[stream]!.request.body.count + bytes.count <= self.limits.maxBodyBytes else {
+            self.partial[stream]!.request.body = []
+            self.partial[stream]!.request.problem = .bodyTooLarge
+            return self.handOver(stream, ended: false)
         }
-        self.partial[stream] = request
+        self.partial[stream]!.request.body += bytes
     }
 
     private func frameReceived(_ header: nghttp2_frame_hd) {
-        let isRequestPart =
-            header.type == UInt8(NGHTTP2_HEADERS.rawValue) || header.type == UInt8(NGHTTP2_DATA.rawValue)
-        guard isRequestPart, header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
-            let request = self.partial.removeValue(forKey: header.stream_id)
+        let stream = header.stream_id
+        let ended = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        if ended { self.answeredEarly.remove(stream) }
+        guard header.type == UInt8(NGHTTP2_HEADERS.rawValue) || header.type == UInt8(NGHTTP2_DATA.rawValue),
+            let entry = self.partial[stream]
         else { return }
-        self.onRequest?(request)
+        if header.type == UInt8(NGHTTP2_HEADERS.rawValue), !entry.inTrailers,
+            let length = entry.request.headers["content-length"].flatMap({ Int($0) }),
+            length > self.limits.maxBodyBytes
+        {
+            self.partial[stream]!.request.problem = .bodyTooLarge
+        }
+        if ended || self.partial[stream]!.request.problem != nil { self.handOver(stream, ended: ended) }
+    }
+
+    /// Hands a request over: complete, or refused before its stream ended.
+    private func handOver(_ stream: Int32, ended: Bool) {
+        guard let entry = self.partial.removeValue(forKey: stream) else { return }
+        if !ended { self.answeredEarly.insert(stream) }
+        self.onRequest?(entry.request)
+    }
+
+    /// After the frame that ends our reply, a request the client is still sending is reset
+    /// with NO_ERROR (RFC 9113 §8.1): the reply did not need the rest.
+    private func frameSent(_ header: nghttp2_frame_hd) {
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
+            self.answeredEarly.remove(header.stream_id) != nil, let session = self.session
+        else { return }
+        _ = nghttp2_submit_rst_stream(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), header.stream_id, UInt32(NGHTTP2_NO_ERROR.rawValue))
     }
 
     private func streamClosed(_ stream: Int32) {
         self.partial[stream] = nil
+        self.answeredEarly.remove(stream)
         self.bodies[stream] = nil
         self.onStreamClosed?(stream)
     }
