@@ -12,13 +12,22 @@ the server did; the Swift test checks it. Every wait is bounded by --timeout.
     h2_limits_client.py trailers --port P            POST with a body, then trailers ending it
     h2_limits_client.py big-body --port P --limit L  POST with Content-Length over L, then one
                                                     without Content-Length whose DATA goes over L
+    h2_limits_client.py no-read --port P --count N --path /big?bytes=B [--ping-every S]
+                                                    opens the flow-control windows, asks for N
+                                                    replies, never reads; prints "sent", holds the
+                                                    connection (sending a PING every S seconds)
+                                                    until standard input closes
     h2_limits_client.py get --port P --count N --path P
                                                     N GETs in one write, each reply read whole
 """
 import argparse
 import json
+import os
 import socket
 import ssl
+import sys
+import threading
+import time
 
 import h2.config
 import h2.connection
@@ -239,6 +248,29 @@ def big_body(args):
                       "unannouncedReset": client.resets.get(unannounced)}))
 
 
+def no_read(args):
+    sock = connect(args.port, args.timeout, receive_buffer=16384)
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 2**31 - 1})
+    conn.increment_flow_control_window(2**31 - 1 - 65535)
+    for _ in range(args.count):
+        conn.send_headers(conn.get_next_available_stream_id(), request_headers(args.path), end_stream=True)
+    sock.sendall(conn.data_to_send())
+    print("sent", flush=True)
+    if args.ping_every:
+        # A PING now and then makes the server produce output (its ACK) while this client reads
+        # nothing: each one is a turn where the server could queue more.
+        def trickle():
+            while True:
+                time.sleep(args.ping_every)
+                conn.ping(b"islet-h2")
+                sock.sendall(conn.data_to_send())
+        threading.Thread(target=trickle, daemon=True).start()
+    sys.stdin.read()
+    os._exit(0)  # the pinging thread may be blocked in sendall
+
+
 def get(args):
     client = Client(args.port, args.timeout)
     ids = []
@@ -254,7 +286,7 @@ def get(args):
 def main():
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ["hpack-bomb", "many-headers", "streams", "trailers", "big-body", "get"]:
+    for name in ["hpack-bomb", "many-headers", "streams", "trailers", "big-body", "no-read", "get"]:
         command = commands.add_parser(name)
         command.add_argument("--port", type=int, required=True)
         command.add_argument("--timeout", type=float, default=20)
@@ -262,10 +294,10 @@ def main():
         command.add_argument("--path", default="/")
         command.add_argument("--limit", type=int, default=0)
         command.add_argument("--ack", action="store_true")
+        command.add_argument("--ping-every", type=float, default=0)
     args = parser.parse_args()
     {"hpack-bomb": hpack_bomb, "many-headers": many_headers, "streams": streams, "trailers": trailers,
-     "big-body": big_body,
-     "get": get}[args.command](args)
+     "big-body": big_body, "no-read": no_read, "get": get}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 /// How a `SocketTransport` listens and what it accepts. Defaults are Islet's.
 public struct TransportConfiguration: Sendable {
     /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one, with its limits.
-    /// Request bodies are limited by `maxRequestBodyBytes`, as on HTTP/1.1.
+    /// Request bodies are limited by `maxRequestBodyBytes`, and the replies a connection holds
+    /// unsent by `outboundCapBytes`, as on HTTP/1.1 and WebSockets.
     public struct TLS: Sendable, Equatable {
         public var certificatePath: String
         public var keyPath: String
@@ -40,7 +41,8 @@ public struct TransportConfiguration: Sendable {
     public var maxRequestBodyBytes: Int
     /// Largest WebSocket message accepted, in bytes, after reassembly (default 64 KiB).
     public var maxMessageBytes: Int
-    /// Outbound bytes a WebSocket may have queued (default 1 MiB).
+    /// Outbound bytes a WebSocket may have queued, and the replies an HTTP/2 connection may hold
+    /// unsent before it stops taking requests and reading (default 1 MiB).
     public var outboundCapBytes: Int
     /// Largest piece written per writable callback, in bytes: HTTP body chunks and WebSocket
     /// fragments (default 64 KiB).

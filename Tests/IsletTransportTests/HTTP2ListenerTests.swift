@@ -33,6 +33,7 @@ final class HTTP2Box: @unchecked Sendable {
     var transport: SocketTransport!
     let delegate = HTTP2TestDelegate()
     var securePort: Int { self.transport.securePort! }
+    var listener: HTTP2Listener { self.transport.secure! }
 }
 
 /// Runs `body` with an HTTP/2 listener (a self-signed certificate) on port 0, then shuts down
@@ -226,6 +227,47 @@ struct HTTP2ListenerTests {
             let line = try client.readLine(timeout: .seconds(10))
             #expect(line.contains("\"status\": 202"), "\(line)")
             #expect(try client.finish() == 0)
+        }
+    }
+
+    @Test(
+        "a client that never reads: the socket queue stays under the cap, reading and request delivery stop, others are served",
+        needsPython)
+    func neverReads() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        let cap = 256 * 1024
+        try await withHTTP2Transport(configure: { $0.outboundCapBytes = cap }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let greedy = try ScriptProcess(
+                PythonTools.python,
+                [
+                    PackagePaths.root + "/scripts/h2_limits_client.py", "no-read", "--port", String(port), "--count",
+                    "40", "--path", "/big?bytes=1048576", "--ping-every", "0.05",
+                ])
+            #expect(try greedy.readLine(timeout: .seconds(10)) == "sent")
+            // Each PING is a turn where the server could queue more; once the kernel's buffers
+            // are full, the socket's queue reaches the cap and the server stops reading.
+            try await waitOnLoop(loop, timeout: .seconds(20), "the connection stops reading") {
+                guard let id = box.delegate.requests.first?.id.connection,
+                    let connection = box.listener.connection(id)
+                else { return false }
+                return !connection.isReading
+            }
+            let (queued, held, delivered) = try await loop.submit {
+                let connection = box.listener.connection(box.delegate.requests[0].id.connection)!
+                return (connection.queuedBytes, connection.heldReplyBytes, box.delegate.requests.count)
+            }
+            // One frame (16 KiB of DATA, with TLS framing) may go past the cap.
+            #expect(queued >= cap && queued <= cap + 20 * 1024)
+            #expect(held <= cap + 20 * 1024 + 1_048_576)
+            #expect(delivered < 40)
+            let other = try h2Client("get", port: port, ["--count", "3", "--path", "/big?bytes=100000"])
+            let replies = try #require(other["replies"] as? [[String: Any]], "\(other)")
+            #expect(replies.allSatisfy { $0["status"] as? Int == 200 && $0["body"] as? Int == 100000 })
+            #expect(try greedy.finish() == 0)
+            try await waitOnLoop(loop, timeout: .seconds(5), "the greedy connection is closed") {
+                box.transport.statistics.openHTTPConnections == 0
+            }
         }
     }
 }

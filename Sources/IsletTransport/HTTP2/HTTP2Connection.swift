@@ -3,9 +3,14 @@ import DequeModule
 /// One TLS + HTTP/2 connection: ciphertext from the socket through TLS into nghttp2, requests
 /// to the listener, replies back out. Loop-confined.
 ///
-/// Output is produced only outside nghttp2's receive callbacks: a request that completes inside
-/// `nghttp2_session_mem_recv` waits in `ready` and goes to the listener (and so to the delegate,
-/// which may answer at once) after it returned.
+/// - Output is produced only outside nghttp2's receive callbacks: a request that completes
+///   inside `nghttp2_session_mem_recv` waits in `ready` and goes to the listener (and so to the
+///   delegate, which may answer at once) after it returned.
+/// - Backpressure: requests wait in `ready` while the replies held (bodies not yet framed plus
+///   the socket's queue) are over the outbound cap; nghttp2 is asked for output only while the
+///   socket's queue is under the cap, and the socket is read only then. libuv's write callbacks
+///   resume the flow. A peer that reads nothing thus costs at most about the cap, one reply and
+///   its own requests (at most `maxConcurrentStreams`).
 final class HTTP2Connection {
     let id: ConnectionID
     private let tcp: UVTCPHandle
@@ -30,11 +35,21 @@ final class HTTP2Connection {
 
     func start() {
         self.tcp.onRead = { [unowned self] bytes in self.received(bytes) }
+        self.tcp.onWritten = { [unowned self] succeeded in self.written(succeeded) }
         self.tcp.startReading()
     }
 
     /// True when no request waits for the delegate or for its reply.
     var isQuiet: Bool { self.waiting.isEmpty && self.ready.isEmpty }
+
+    /// Bytes in the socket's write queue (ciphertext libuv has not written yet).
+    var queuedBytes: Int { self.tcp.queuedBytes }
+
+    /// Reply bytes held for the peer: bodies submitted but not yet framed, and the socket's queue.
+    var heldReplyBytes: Int { (self.h2?.unsentBodyBytes ?? 0) + self.tcp.queuedBytes }
+
+    /// True while the socket is read (false once its queue reached the cap, until it drains).
+    var isReading: Bool { self.tcp.isReading }
 
     // MARK: Input
 
@@ -91,20 +106,32 @@ final class HTTP2Connection {
         self.pump()
     }
 
-    /// Gives waiting requests to the listener, then hands nghttp2's output to the socket. Does
-    /// nothing when called again from inside (a delegate answering at once): the pump under way
-    /// writes that reply.
+    /// Gives waiting requests to the listener while the held replies are under the cap, hands
+    /// nghttp2's output to the socket up to the cap, and reads only while the socket's queue is
+    /// under it. Does nothing when called again from inside (a delegate answering at once): the
+    /// pump under way writes that reply.
     private func pump() {
         guard !self.isClosed, !self.isPumping, let session = self.h2 else { return }
         self.isPumping = true
-        while let request = self.ready.popFirst() {
+        while self.heldReplyBytes < self.limits.outboundCapBytes, let request = self.ready.popFirst() {
             self.owner.dispatch(request, on: self)
             if self.isClosed { return }
         }
         self.isPumping = false
-        guard self.tls.write(session.takeOutput()) else { return self.close(because: "TLS write failed") }
+        let room = self.limits.outboundCapBytes - self.tcp.queuedBytes
+        guard self.tls.write(session.takeOutput(atMost: room)) else { return self.close(because: "TLS write failed") }
         self.writeCiphertext()
-        if !session.isAlive { self.close(because: "HTTP/2 session ended") }
+        guard session.isAlive else { return self.close(because: "HTTP/2 session ended") }
+        if self.tcp.queuedBytes >= self.limits.outboundCapBytes {
+            self.tcp.stopReading()
+        } else {
+            self.tcp.startReading()
+        }
+    }
+
+    private func written(_ succeeded: Bool) {
+        guard succeeded else { return self.close(because: "write failed") }
+        self.pump()
     }
 
     private func writeCiphertext() {

@@ -9,12 +9,16 @@ struct HTTP2Limits: Equatable {
     var maxConcurrentStreams: Int
     /// Bytes of one request body (the HTTP/1.1 listener's `maxRequestBodyBytes`).
     var maxBodyBytes: Int
+    /// Bytes of replies a connection may hold unsent: past it, no further request is handed to
+    /// the delegate, and past it in the socket's own queue, the connection stops reading.
+    var outboundCapBytes: Int
 
     init(configuration: TransportConfiguration, tls: TransportConfiguration.TLS) {
         self.maxHeaderListBytes = tls.maxHeaderListBytes
         self.maxHeaderFields = tls.maxHeaderFields
         self.maxConcurrentStreams = tls.maxConcurrentStreams
         self.maxBodyBytes = configuration.maxRequestBodyBytes
+        self.outboundCapBytes = configuration.outboundCapBytes
     }
 }
 

@@ -47,6 +47,9 @@ final class HTTP2Listener {
     /// True when `connection` is one of this listener's.
     func owns(_ connection: ConnectionID) -> Bool { self.connections[connection] != nil }
 
+    /// One of this listener's connections.
+    func connection(_ id: ConnectionID) -> HTTP2Connection? { self.connections[id] }
+
     /// True when no request is waiting for the delegate or for its reply.
     var isIdle: Bool { self.connections.values.allSatisfy { $0.isQuiet } }
 

@@ -47,6 +47,8 @@ final class HTTP2Session {
     private var answeredEarly: Set<Int32> = []
     private var bodies: [Int32: (bytes: [UInt8], offset: Int)] = [:]
     private var isReceiving = false
+    /// Body bytes of submitted replies not yet handed to `takeOutput`.
+    private(set) var unsentBodyBytes = 0
     /// A request is complete (its stream's END_STREAM arrived) or refused early (`problem`).
     /// Called from inside `receive`: it must not answer before `receive` returns.
     var onRequest: ((HTTP2Request) -> Void)?
@@ -146,14 +148,15 @@ final class HTTP2Session {
         return n >= 0
     }
 
-    /// Frames waiting to be sent.
+    /// Frames waiting to be sent, about `limit` bytes at most: it stops after the frame that
+    /// reaches `limit` (a DATA frame carries at most 16 KiB).
     ///
     /// Must not be called while `receive` runs (nghttp2 forbids mem_send inside mem_recv).
-    func takeOutput() -> [UInt8] {
+    func takeOutput(atMost limit: Int) -> [UInt8] {
         precondition(!self.isReceiving, "nghttp2_session_mem_send called from inside nghttp2_session_mem_recv")
         guard let session = self.session else { return [] }
         var output: [UInt8] = []
-        while true {
+        while output.count < limit {
             var data: UnsafePointer<UInt8>? = nil
             let n = nghttp2_session_mem_send(session, &data)
             guard n > 0, let data else { break }
@@ -189,7 +192,10 @@ final class HTTP2Session {
                 })
             return nghttp2_submit_response(session, stream, nva, count, &provider)
         }
-        if rc == 0, sendsBody { self.bodies[stream] = (body, 0) }
+        if rc == 0, sendsBody {
+            self.bodies[stream] = (body, 0)
+            self.unsentBodyBytes += body.count
+        }
     }
 
     private static let connectionHeaders: Set<String> = [
@@ -280,7 +286,7 @@ final class HTTP2Session {
     private func streamClosed(_ stream: Int32) {
         self.partial[stream] = nil
         self.answeredEarly.remove(stream)
-        self.bodies[stream] = nil
+        if let (bytes, offset) = self.bodies.removeValue(forKey: stream) { self.unsentBodyBytes -= bytes.count - offset }
         self.onStreamClosed?(stream)
     }
 
@@ -295,6 +301,7 @@ final class HTTP2Session {
         bytes.withUnsafeBufferPointer { source in
             buffer.update(from: source.baseAddress! + offset, count: count)
         }
+        self.unsentBodyBytes -= count
         if offset + count == bytes.count {
             flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
             self.bodies[stream] = nil
