@@ -12,6 +12,9 @@ the server did; the Swift test checks it. Every wait is bounded by --timeout.
     h2_limits_client.py trailers --port P            POST with a body, then trailers ending it
     h2_limits_client.py big-body --port P --limit L  POST with Content-Length over L, then one
                                                     without Content-Length whose DATA goes over L
+    h2_limits_client.py idle --port P [--half-request]
+                                                    one GET (or HEADERS without END_STREAM), then
+                                                    silence until the server's GOAWAY and close
     h2_limits_client.py no-read --port P --count N --path /big?bytes=B [--ping-every S]
                                                     opens the flow-control windows, asks for N
                                                     replies, never reads; prints "sent", holds the
@@ -248,6 +251,19 @@ def big_body(args):
                       "unannouncedReset": client.resets.get(unannounced)}))
 
 
+def idle(args):
+    client = Client(args.port, args.timeout)
+    if args.half_request:
+        client.request("/upload", method="POST", body=b"part", end=False)
+        status = None
+    else:
+        stream = client.request("/hello")
+        client.read_until(client.ended(stream))
+        status = client.replies.get(stream, {}).get("status")
+    client.read_until(lambda: False)
+    print(json.dumps({"status": status, "goaway": client.goaway, "closed": client.closed}))
+
+
 def no_read(args):
     sock = connect(args.port, args.timeout, receive_buffer=16384)
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
@@ -286,7 +302,7 @@ def get(args):
 def main():
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ["hpack-bomb", "many-headers", "streams", "trailers", "big-body", "no-read", "get"]:
+    for name in ["hpack-bomb", "many-headers", "streams", "trailers", "big-body", "idle", "no-read", "get"]:
         command = commands.add_parser(name)
         command.add_argument("--port", type=int, required=True)
         command.add_argument("--timeout", type=float, default=20)
@@ -294,10 +310,11 @@ def main():
         command.add_argument("--path", default="/")
         command.add_argument("--limit", type=int, default=0)
         command.add_argument("--ack", action="store_true")
+        command.add_argument("--half-request", action="store_true")
         command.add_argument("--ping-every", type=float, default=0)
     args = parser.parse_args()
     {"hpack-bomb": hpack_bomb, "many-headers": many_headers, "streams": streams, "trailers": trailers,
-     "big-body": big_body, "no-read": no_read, "get": get}[args.command](args)
+     "big-body": big_body, "idle": idle, "no-read": no_read, "get": get}[args.command](args)
 
 
 if __name__ == "__main__":

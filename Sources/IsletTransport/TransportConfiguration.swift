@@ -16,10 +16,17 @@ public struct TransportConfiguration: Sendable {
         public var maxHeaderFields: Int
         /// SETTINGS_MAX_CONCURRENT_STREAMS. Default 100.
         public var maxConcurrentStreams: Int
+        /// A connection whose TLS handshake has not finished this long after the accept is
+        /// closed (`.zero`: never). Default 10 s.
+        public var handshakeTimeout: Duration
+        /// A connection with no frame received and no byte written for this long, and no reply
+        /// owed by the application, gets GOAWAY and is closed (`.zero`: never). Default 60 s.
+        public var idleTimeout: Duration
 
         public init(
             certificatePath: String, keyPath: String, port: Int, maxHeaderListBytes: Int = 16 * 1024,
-            maxHeaderFields: Int = 100, maxConcurrentStreams: Int = 100
+            maxHeaderFields: Int = 100, maxConcurrentStreams: Int = 100, handshakeTimeout: Duration = .seconds(10),
+            idleTimeout: Duration = .seconds(60)
         ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
@@ -27,6 +34,8 @@ public struct TransportConfiguration: Sendable {
             self.maxHeaderListBytes = maxHeaderListBytes
             self.maxHeaderFields = maxHeaderFields
             self.maxConcurrentStreams = maxConcurrentStreams
+            self.handshakeTimeout = handshakeTimeout
+            self.idleTimeout = idleTimeout
         }
     }
 

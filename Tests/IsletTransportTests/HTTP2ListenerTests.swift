@@ -198,6 +198,71 @@ struct HTTP2ListenerTests {
         }
     }
 
+    @Test("slowloris before TLS: a connection that never finishes its handshake is closed at the deadline")
+    func handshakeTimeout() async throws {
+        try await withHTTP2Transport(configure: { $0.tls?.handshakeTimeout = .milliseconds(300) }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let silent = try TestSocket.connect(port: port)
+            let dribbling = try TestSocket.connect(port: port)
+            try dribbling.write([0x16, 0x03, 0x01])  // the start of a TLS record, never finished
+            #expect(try silent.read(timeout: .seconds(5)) == [])
+            #expect(try dribbling.read(timeout: .seconds(5)) == [])
+            try await waitOnLoop(loop, timeout: .seconds(5), "both are closed") {
+                box.transport.statistics.openHTTPConnections == 0
+            }
+        }
+    }
+
+    @Test("idle HTTP/2 connection: GOAWAY(NO_ERROR) after the idle timeout, then close", needsPython)
+    func idleTimeout() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: { $0.tls?.idleTimeout = .milliseconds(300) }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("idle", port: port)
+            #expect(result["status"] as? Int == 200, "\(result)")
+            #expect((result["goaway"] as? [String: Int])?["error"] == 0, "\(result)")
+            #expect(result["closed"] as? Bool == true, "\(result)")
+        }
+    }
+
+    @Test("slowloris over HTTP/2: a request left half-sent does not keep the connection open", needsPython)
+    func halfSentRequest() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: { $0.tls?.idleTimeout = .milliseconds(300) }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let result = try h2Client("idle", port: port, ["--half-request"])
+            #expect((result["goaway"] as? [String: Int])?["error"] == 0, "\(result)")
+            #expect(result["closed"] as? Bool == true, "\(result)")
+            #expect(try await loop.submit { box.delegate.requests.isEmpty })
+        }
+    }
+
+    @Test("a reply the application gives later, from the loop, is written; the idle deadline waits for it", needsPython)
+    func replyLater() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: { $0.tls?.idleTimeout = .milliseconds(200) }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let client = try ScriptProcess(
+                PythonTools.python,
+                [PackagePaths.root + "/scripts/h2_limits_client.py", "get", "--port", String(port), "--path", "/later"])
+            try await waitOnLoop(loop, timeout: .seconds(10), "the request is held") { !box.delegate.held.isEmpty }
+            // Held for three idle timeouts: the connection stays open while a reply is owed.
+            let heldAt = try await loop.submit { loop.nowMilliseconds }
+            try await waitOnLoop(loop, timeout: .seconds(5), "three idle timeouts have passed") {
+                loop.nowMilliseconds - heldAt >= 600
+            }
+            let stillOpen = try await loop.submit {
+                let open = box.transport.statistics.openHTTPConnections == 1
+                box.transport.respond(to: box.delegate.held[0], with: HTTPResponse(status: 202, body: Array("late".utf8)))
+                return open
+            }
+            #expect(stillOpen)
+            let line = try client.readLine(timeout: .seconds(10))
+            #expect(line.contains("\"status\": 202"), "\(line)")
+            #expect(try client.finish() == 0)
+        }
+    }
+
     @Test(
         "many requests in one read, each answered at once by the delegate: replies are written after nghttp2 returns",
         needsPython)
@@ -212,31 +277,13 @@ struct HTTP2ListenerTests {
         }
     }
 
-    @Test("a reply the application gives later, from the loop, is written", needsPython)
-    func replyLater() async throws {
-        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
-        try await withHTTP2Transport { loop, box in
-            let port = try await loop.submit { box.securePort }
-            let client = try ScriptProcess(
-                PythonTools.python,
-                [PackagePaths.root + "/scripts/h2_limits_client.py", "get", "--port", String(port), "--path", "/later"])
-            try await waitOnLoop(loop, timeout: .seconds(10), "the request is held") { !box.delegate.held.isEmpty }
-            try await loop.submit {
-                box.transport.respond(to: box.delegate.held[0], with: HTTPResponse(status: 202, body: Array("late".utf8)))
-            }
-            let line = try client.readLine(timeout: .seconds(10))
-            #expect(line.contains("\"status\": 202"), "\(line)")
-            #expect(try client.finish() == 0)
-        }
-    }
-
     @Test(
         "a client that never reads: the socket queue stays under the cap, reading and request delivery stop, others are served",
         needsPython)
     func neverReads() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
         let cap = 256 * 1024
-        try await withHTTP2Transport(configure: { $0.outboundCapBytes = cap }) { loop, box in
+        try await withHTTP2Transport(configure: { $0.outboundCapBytes = cap; $0.tls?.idleTimeout = .zero }) { loop, box in
             let port = try await loop.submit { box.securePort }
             let greedy = try ScriptProcess(
                 PythonTools.python,
@@ -268,6 +315,28 @@ struct HTTP2ListenerTests {
             try await waitOnLoop(loop, timeout: .seconds(5), "the greedy connection is closed") {
                 box.transport.statistics.openHTTPConnections == 0
             }
+        }
+    }
+
+    @Test("a client that never reads, with an idle timeout: closed as stalled", needsPython)
+    func stalledIsClosed() async throws {
+        try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
+        try await withHTTP2Transport(configure: {
+            $0.outboundCapBytes = 256 * 1024
+            $0.tls?.idleTimeout = .milliseconds(500)
+        }) { loop, box in
+            let port = try await loop.submit { box.securePort }
+            let greedy = try ScriptProcess(
+                PythonTools.python,
+                [
+                    PackagePaths.root + "/scripts/h2_limits_client.py", "no-read", "--port", String(port), "--count",
+                    "40", "--path", "/big?bytes=1048576",
+                ])
+            #expect(try greedy.readLine(timeout: .seconds(10)) == "sent")
+            try await waitOnLoop(loop, timeout: .seconds(20), "the stalled connection is closed") {
+                !box.delegate.requests.isEmpty && box.transport.statistics.openHTTPConnections == 0
+            }
+            #expect(try greedy.finish() == 0)
         }
     }
 }

@@ -11,13 +11,17 @@ import DequeModule
 ///   socket's queue is under the cap, and the socket is read only then. libuv's write callbacks
 ///   resume the flow. A peer that reads nothing thus costs at most about the cap, one reply and
 ///   its own requests (at most `maxConcurrentStreams`).
+/// - `HTTP2Watchdog` ends connections that make no progress.
 final class HTTP2Connection {
     let id: ConnectionID
     private let tcp: UVTCPHandle
     private let tls: TLSSession
     private unowned let owner: HTTP2Listener
+    private unowned let loop: EventLoop
     private let limits: HTTP2Limits
     private var h2: HTTP2Session?
+    private var watchdog: HTTP2Watchdog
+    private var timer: (armedFor: UInt64, handle: LoopTimer)?
     /// Requests received and not yet given to the listener, oldest first.
     private var ready: Deque<HTTP2Request> = []
     /// Streams whose request went to the delegate and whose reply has not been submitted.
@@ -25,18 +29,26 @@ final class HTTP2Connection {
     private var isPumping = false
     private(set) var isClosed = false
 
-    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener, limits: HTTP2Limits) {
+    init(
+        id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener, loop: EventLoop,
+        limits: HTTP2Limits, timeouts: TransportConfiguration.TLS
+    ) {
         self.id = id
         self.tcp = tcp
         self.tls = tls
         self.owner = owner
+        self.loop = loop
         self.limits = limits
+        self.watchdog = HTTP2Watchdog(
+            handshakeTimeout: timeouts.handshakeTimeout, idleTimeout: timeouts.idleTimeout,
+            acceptedAt: loop.nowMilliseconds)
     }
 
     func start() {
         self.tcp.onRead = { [unowned self] bytes in self.received(bytes) }
         self.tcp.onWritten = { [unowned self] succeeded in self.written(succeeded) }
         self.tcp.startReading()
+        self.watch()
     }
 
     /// True when no request waits for the delegate or for its reply.
@@ -51,6 +63,8 @@ final class HTTP2Connection {
     /// True while the socket is read (false once its queue reached the cap, until it drains).
     var isReading: Bool { self.tcp.isReading }
 
+    private var now: UInt64 { self.loop.nowMilliseconds }
+
     // MARK: Input
 
     private func received(_ bytes: UnsafeRawBufferPointer?) {
@@ -64,11 +78,15 @@ final class HTTP2Connection {
                 guard self.tls.negotiatedProtocol == "h2", self.startHTTP2() else {
                     return self.closeAfterWriting(because: "no h2 by ALPN")
                 }
+                self.watchdog.handshakeFinished(at: self.now)
             }
         }
         guard let plaintext = self.tls.readPlaintext() else { return self.close(because: "TLS closed") }
-        if let session = self.h2, !plaintext.isEmpty, !session.receive(plaintext) {
-            return self.closeAfterWriting(because: "HTTP/2 error")
+        if let session = self.h2, !plaintext.isEmpty {
+            let frames = session.framesReceived
+            let accepted = session.receive(plaintext)
+            if session.framesReceived != frames { self.watchdog.progressed(at: self.now) }
+            guard accepted else { return self.closeAfterWriting(because: "HTTP/2 error") }
         }
         self.pump()
     }
@@ -103,6 +121,8 @@ final class HTTP2Connection {
             stream: stream, status: response.status, headers: response.headers, body: response.body,
             omitBody: omitBody)
         if !omitBody { self.owner.sent(response.body.count) }
+        // The idle clock restarts when the application answers, not when the request came.
+        self.watchdog.progressed(at: self.now)
         self.pump()
     }
 
@@ -127,10 +147,12 @@ final class HTTP2Connection {
         } else {
             self.tcp.startReading()
         }
+        self.watch()
     }
 
     private func written(_ succeeded: Bool) {
         guard succeeded else { return self.close(because: "write failed") }
+        self.watchdog.progressed(at: self.now)
         self.pump()
     }
 
@@ -138,7 +160,37 @@ final class HTTP2Connection {
         self.tcp.write(self.tls.takeCiphertext())
     }
 
-    // MARK: Closing
+    // MARK: Timeouts and closing
+
+    private func watch() {
+        guard !self.isClosed else { return }
+        let verdict = self.watchdog.verdict(
+            at: self.now, awaitingApplication: !self.waiting.isEmpty,
+            outputStuck: self.tcp.queuedBytes >= self.limits.outboundCapBytes)
+        switch verdict {
+        case .wait(until: nil): return
+        case .wait(until: let deadline?):
+            if let timer = self.timer, timer.handle.isActive, timer.armedFor <= deadline { return }
+            self.timer?.handle.cancel()
+            let handle = self.loop.scheduleTimer(after: .milliseconds(deadline - min(deadline, self.now))) {
+                [weak self] in self?.watch()
+            }
+            self.timer = (deadline, handle)
+        case .handshakeTimedOut: self.close(because: "TLS handshake timed out")
+        case .idle: self.goAway(because: "idle")
+        case .stalled: self.goAway(because: "stalled: the peer reads nothing")
+        }
+    }
+
+    /// Sends GOAWAY (NO_ERROR) if the socket takes it, then closes.
+    private func goAway(because reason: String) {
+        if let session = self.h2 {
+            session.goAway()
+            let room = self.limits.outboundCapBytes - self.tcp.queuedBytes
+            if self.tls.write(session.takeOutput(atMost: room)) { self.writeCiphertext() }
+        }
+        self.close(because: reason)
+    }
 
     /// Writes what TLS has for the peer (an alert, nghttp2's GOAWAY), then closes: libuv writes
     /// at once what the socket takes, and the rest is dropped.
@@ -150,6 +202,8 @@ final class HTTP2Connection {
     func close(because reason: String = "transport closed") {
         guard !self.isClosed else { return }
         self.isClosed = true
+        self.timer?.handle.cancel()
+        self.timer = nil
         self.tcp.close()
         self.owner.closed(self, because: reason)
     }

@@ -9,17 +9,19 @@ import Logging
 /// the APNs-style ingress needs. So this listener does TLS with OpenSSL (memory BIOs) and HTTP/2
 /// with nghttp2, over libuv TCP handles on the transport's loop. HTTP/2 ends streams, never the
 /// connection: a reply that asks to close its connection (a refused body) just ends its stream.
-/// The limits (`HTTP2Limits`) are per connection. Loop-confined.
+/// The limits (`HTTP2Limits`) and timeouts (`HTTP2Watchdog`) are per connection. Loop-confined.
 final class HTTP2Listener {
     private unowned let transport: SocketTransport
     private let context: TLSContext
     private let listener: UVTCPHandle
+    private let settings: TransportConfiguration.TLS
     private let limits: HTTP2Limits
     private var connections: [ConnectionID: HTTP2Connection] = [:]
     private(set) var port = 0
 
     init(transport: SocketTransport, settings: TransportConfiguration.TLS, host: String) throws(TransportError) {
         self.transport = transport
+        self.settings = settings
         self.limits = HTTP2Limits(configuration: transport.configuration, tls: settings)
         self.context = try TLSContext(certificatePath: settings.certificatePath, keyPath: settings.keyPath)
         self.listener = UVTCPHandle(loop: transport.loop.uv)
@@ -38,7 +40,9 @@ final class HTTP2Listener {
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
-        let connection = HTTP2Connection(id: id, tcp: client, tls: tls, owner: self, limits: self.limits)
+        let connection = HTTP2Connection(
+            id: id, tcp: client, tls: tls, owner: self, loop: self.transport.loop, limits: self.limits,
+            timeouts: self.settings)
         self.connections[id] = connection
         self.transport.statistics.openHTTPConnections += 1
         connection.start()

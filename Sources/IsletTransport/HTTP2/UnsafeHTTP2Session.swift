@@ -49,6 +49,8 @@ final class HTTP2Session {
     private var isReceiving = false
     /// Body bytes of submitted replies not yet handed to `takeOutput`.
     private(set) var unsentBodyBytes = 0
+    /// Frames received so far, of every type (a sign of life from the peer).
+    private(set) var framesReceived: UInt64 = 0
     /// A request is complete (its stream's END_STREAM arrived) or refused early (`problem`).
     /// Called from inside `receive`: it must not answer before `receive` returns.
     var onRequest: ((HTTP2Request) -> Void)?
@@ -171,6 +173,12 @@ final class HTTP2Session {
         return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
     }
 
+    /// Queues GOAWAY (NO_ERROR, the last stream processed): the session ends once it is sent.
+    func goAway() {
+        guard let session = self.session else { return }
+        _ = nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
+    }
+
     /// Answers a stream: `:status`, the headers (lowercased; connection-level ones dropped) and
     /// the body. The stream ends with the body (HTTP/2 closes streams, never the connection).
     /// Nothing is sent before `takeOutput`.
@@ -251,6 +259,7 @@ final class HTTP2Session {
     }
 
     private func frameReceived(_ header: nghttp2_frame_hd) {
+        self.framesReceived += 1
         let stream = header.stream_id
         let ended = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         if ended { self.answeredEarly.remove(stream) }

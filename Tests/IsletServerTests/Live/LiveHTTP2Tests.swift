@@ -1,6 +1,7 @@
 import IsletCore
 import IsletServer
 import IsletTestSupport
+import IsletTransport
 import Testing
 
 @Suite("HTTP/2 over TLS with a real HTTP/2 client")
@@ -81,6 +82,33 @@ struct LiveHTTP2Tests {
             certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key", port: 0)
         await #expect(throws: (any Error).self) {
             try await withRunningServer(configuration) { _ in }
+        }
+    }
+
+    @Test("the HTTP/2 timeouts reach the transport: the TLS handshake timeout and --idle-timeout")
+    func timeoutsReachTheTransport() throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(
+            certificatePath: "c.pem", keyPath: "k.pem", port: 0, handshakeTimeout: .milliseconds(1500))
+        configuration.stream.idleTimeoutSeconds = 45
+        let tls = try #require(IsletServer.transportConfiguration(for: configuration).tls)
+        #expect(tls.handshakeTimeout == .milliseconds(1500))
+        #expect(tls.idleTimeout == .seconds(45))
+        for refused in [Duration.zero, .seconds(3601)] {
+            configuration.tls?.handshakeTimeout = refused
+            #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        }
+    }
+
+    @Test("slowloris before TLS, end to end: a connection that sends nothing is closed at the handshake timeout")
+    func handshakeTimeout() async throws {
+        let (cert, key) = try TestCertificate.files()
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(
+            certificatePath: cert, keyPath: key, port: 0, handshakeTimeout: .milliseconds(200))
+        try await withRunningServer(configuration) { server in
+            let silent = try TestSocket.connect(port: try #require(server.securePort))
+            #expect(try silent.read(timeout: .seconds(5)) == [])
         }
     }
 }
