@@ -146,7 +146,9 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// `stream.idleTimeoutSeconds`, the one of every connection.)
         public var handshakeTimeout: Duration
 
-        public init(certificatePath: String, keyPath: String, port: Int = 8443, handshakeTimeout: Duration = .seconds(10)) {
+        public init(
+            certificatePath: String, keyPath: String, port: Int = 8443, handshakeTimeout: Duration = .seconds(10)
+        ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
             self.port = port

@@ -10,8 +10,9 @@ public enum PythonTools {
 }
 
 /// Runs a process to completion (bounded by `timeout`) and returns its status and output.
-public func runProcess(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (Int32, String)
-{
+public func runProcess(
+    _ path: String, _ arguments: [String], timeout: Duration = .seconds(60)
+) throws -> (Int32, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

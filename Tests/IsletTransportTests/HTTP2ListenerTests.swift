@@ -16,7 +16,8 @@ final class HTTP2TestDelegate: TransportDelegate {
         switch request.path {
         case "/big":
             let size = request.query["bytes"].flatMap { Int($0) } ?? 0
-            transport.respond(to: request.id, with: HTTPResponse(status: 200, body: Array(repeating: 0x62, count: size)))
+            let body = [UInt8](repeating: 0x62, count: size)
+            transport.respond(to: request.id, with: HTTPResponse(status: 200, body: body))
         case "/later": self.held.append(request.id)
         default: transport.respond(to: request.id, with: HTTPResponse(status: 200, body: request.body))
         }
@@ -253,7 +254,8 @@ struct HTTP2ListenerTests {
             }
             let stillOpen = try await loop.submit {
                 let open = box.transport.statistics.openHTTPConnections == 1
-                box.transport.respond(to: box.delegate.held[0], with: HTTPResponse(status: 202, body: Array("late".utf8)))
+                let late = HTTPResponse(status: 202, body: Array("late".utf8))
+                box.transport.respond(to: box.delegate.held[0], with: late)
                 return open
             }
             #expect(stillOpen)
@@ -283,7 +285,10 @@ struct HTTP2ListenerTests {
     func neverReads() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python)")
         let cap = 256 * 1024
-        try await withHTTP2Transport(configure: { $0.outboundCapBytes = cap; $0.tls?.idleTimeout = .zero }) { loop, box in
+        try await withHTTP2Transport(configure: {
+            $0.outboundCapBytes = cap
+            $0.tls?.idleTimeout = .zero
+        }) { loop, box in
             let port = try await loop.submit { box.securePort }
             let greedy = try ScriptProcess(
                 PythonTools.python,

@@ -64,6 +64,7 @@ struct HTTP2Watchdog: Equatable {
     private static func milliseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        return UInt64(min(seconds, 1 << 40)) * 1000 + UInt64((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        let milliseconds = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return UInt64(min(seconds, 1 << 40)) * 1000 + UInt64(milliseconds)
     }
 }

@@ -295,7 +295,9 @@ final class HTTP2Session {
     private func streamClosed(_ stream: Int32) {
         self.partial[stream] = nil
         self.answeredEarly.remove(stream)
-        if let (bytes, offset) = self.bodies.removeValue(forKey: stream) { self.unsentBodyBytes -= bytes.count - offset }
+        if let (bytes, offset) = self.bodies.removeValue(forKey: stream) {
+            self.unsentBodyBytes -= bytes.count - offset
+        }
         self.onStreamClosed?(stream)
     }
 
