@@ -57,6 +57,9 @@ final class HTTP2Connection {
     /// Bytes in the socket's write queue (ciphertext libuv has not written yet).
     var queuedBytes: Int { self.tcp.queuedBytes }
 
+    /// The most bytes the socket's write queue has held, right after a write was queued.
+    private(set) var mostQueuedBytes = 0
+
     /// Reply bytes held for the peer: bodies submitted but not yet framed, and the socket's queue.
     var heldReplyBytes: Int { (self.h2?.unsentBodyBytes ?? 0) + self.tcp.queuedBytes }
 
@@ -158,6 +161,7 @@ final class HTTP2Connection {
 
     private func writeCiphertext() {
         self.tcp.write(self.tls.takeCiphertext())
+        self.mostQueuedBytes = max(self.mostQueuedBytes, self.tcp.queuedBytes)
     }
 
     // MARK: Timeouts and closing
