@@ -110,8 +110,10 @@ final class UVTCPHandle {
         let request = UVWriteRequest(bytes)
         let rc = uv_write(request.raw, self.stream, request.buffer, 1) { raw, status in
             guard let raw, let data = raw.pointee.data else { return }
+            // Read the handle before the release frees `raw`.
+            let owner = raw.pointee.handle?.pointee.data
             Unmanaged<UVWriteRequest>.fromOpaque(data).release()
-            guard let owner = raw.pointee.handle?.pointee.data else { return }
+            guard let owner else { return }
             Unmanaged<UVTCPHandle>.fromOpaque(owner).takeUnretainedValue().onWritten?(status == 0)
         }
         if rc != 0 { Unmanaged.passUnretained(request).release() }
