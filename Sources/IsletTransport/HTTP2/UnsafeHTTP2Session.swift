@@ -228,16 +228,16 @@ final class HTTP2Session {
     /// counted, never stored, and decoding goes on (the HPACK state must stay in step with the
     /// client's); the request is refused when its header block ends.
     private func header(_ stream: Int32, _ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
-        guard var entry = self.partial[stream], entry.request.problem == nil else { return }
-        guard entry.budget.admit(nameBytes: name.count, valueBytes: value.count) else {
-            entry.request.problem = .headersTooLarge
-            entry.request.headers = HTTPHeaders()
-            entry.request.path = ""
-            self.partial[stream] = entry
+        // In place (no copy of the entry), so storing a field never copies the fields before it.
+        guard let inTrailers = self.partial[stream]?.inTrailers, self.partial[stream]?.request.problem == nil
+        else { return }
+        guard self.partial[stream]!.budget.admit(nameBytes: name.count, valueBytes: value.count) else {
+            self.partial[stream]!.request.problem = .headersTooLarge
+            self.partial[stream]!.request.headers = HTTPHeaders()
+            self.partial[stream]!.request.path = ""
             return
         }
-        self.partial[stream] = entry
-        guard !entry.inTrailers else { return }
+        guard !inTrailers else { return }
         let name = String(decoding: name, as: UTF8.self)
         let value = String(decoding: value, as: UTF8.self)
         switch name {
