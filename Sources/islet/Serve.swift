@@ -14,10 +14,10 @@ struct Serve: AsyncParsableCommand {
             Every option can also be set with an environment variable (the option wins):
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
-            ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO, ISLET_DB, ISLET_DURABILITY,
-            ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true),
-            ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
+            ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES,
+            ISLET_SLOW_CONSUMER_TIMEOUT, ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
+            ISLET_DB, ISLET_DURABILITY, ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER,
+            ISLET_WS_COMPRESSION (1 or true), ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
