@@ -48,7 +48,8 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// A WebSocket silent for this many seconds is pinged (`--ws-ping`). Default 30.
         public var pingSeconds: Int
         /// Any connection silent for this many seconds (no PONG to the ping) is closed
-        /// (`--idle-timeout`; 0: never). Default 60.
+        /// (`--idle-timeout`; 0: never): an HTTP/2 connection once nothing was received or
+        /// written and no reply was owed for that long (GOAWAY first). Default 60.
         public var idleTimeoutSeconds: Int
 
         public init(
@@ -140,11 +141,18 @@ public struct IsletConfiguration: Sendable, Equatable {
         public var keyPath: String
         /// TCP port of the TLS listener; 0 picks a free port. Default 8443.
         public var port: Int
+        /// A connection whose TLS handshake has not finished this long after the accept is
+        /// closed (`--tls-handshake-timeout`). Default 10 s. (Its idle timeout is
+        /// `stream.idleTimeoutSeconds`, the one of every connection.)
+        public var handshakeTimeout: Duration
 
-        public init(certificatePath: String, keyPath: String, port: Int = 8443) {
+        public init(
+            certificatePath: String, keyPath: String, port: Int = 8443, handshakeTimeout: Duration = .seconds(10)
+        ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
             self.port = port
+            self.handshakeTimeout = handshakeTimeout
         }
     }
 
@@ -362,6 +370,9 @@ public struct IsletConfiguration: Sendable, Equatable {
                 problems.append(.init("tls-cert", "and tls-key are both required for TLS"))
             }
             if !(0...65535).contains(tls.port) { problems.append(.init("tls-port", "must be between 0 and 65535")) }
+            if !(.zero < tls.handshakeTimeout && tls.handshakeTimeout <= .seconds(3600)) {
+                problems.append(.init("tls-handshake-timeout", "must be more than 0 and at most 3600 s"))
+            }
         }
         let limits: [(String, Int)] = [
             ("limits.httpBodyBytes", self.limits.httpBodyBytes),

@@ -152,7 +152,9 @@ public final class IsletServer {
             maxMessageBytes: configuration.limits.webSocketMessageBytes,
             outboundCapBytes: configuration.limits.outboundBytes, extraHeaderNames: APNsRoutes.headerNames,
             tls: configuration.tls.map {
-                TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
+                TransportConfiguration.TLS(
+                    certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port,
+                    handshakeTimeout: $0.handshakeTimeout, idleTimeout: .seconds(configuration.stream.idleTimeoutSeconds))
             },
             webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
             idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds)

@@ -89,7 +89,7 @@ extension SocketTransport {
     }
 
     public func queuedBytes(of connection: ConnectionID) -> Int {
-        self.sockets[connection]?.outbound.queuedBytes ?? 0
+        self.sockets[connection]?.outbound.queuedBytes ?? self.secure?.connection(connection)?.queuedBytes ?? 0
     }
 
     @discardableResult

@@ -1,15 +1,41 @@
 /// How a `SocketTransport` listens and what it accepts. Defaults are Islet's.
 public struct TransportConfiguration: Sendable {
-    /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one.
+    /// A TLS listener serving HTTP/2 (ALPN `h2`) beside the HTTP/1.1 one, with its limits.
+    /// Request bodies are limited by `maxRequestBodyBytes`, and the replies a connection holds
+    /// unsent by `outboundCapBytes`, as on HTTP/1.1 and WebSockets.
     public struct TLS: Sendable, Equatable {
         public var certificatePath: String
         public var keyPath: String
         /// Its TCP port; 0 picks a free one (read it back from `SocketTransport.securePort`).
         public var port: Int
-        public init(certificatePath: String, keyPath: String, port: Int) {
+        /// SETTINGS_MAX_HEADER_LIST_SIZE: a request's decoded header fields, in bytes as RFC 9113
+        /// §6.5.2 counts them (name + value + 32 each). Over it (or over `maxHeaderFields`) the
+        /// request is answered `431`. Default 16 KiB.
+        public var maxHeaderListBytes: Int
+        /// Header fields per request, pseudo-header fields included. Default 100.
+        public var maxHeaderFields: Int
+        /// SETTINGS_MAX_CONCURRENT_STREAMS. Default 100.
+        public var maxConcurrentStreams: Int
+        /// A connection whose TLS handshake has not finished this long after the accept is
+        /// closed (`.zero`: never). Default 10 s.
+        public var handshakeTimeout: Duration
+        /// A connection with no frame received and no byte written for this long, and no reply
+        /// owed by the application, gets GOAWAY and is closed (`.zero`: never). Default 60 s.
+        public var idleTimeout: Duration
+
+        public init(
+            certificatePath: String, keyPath: String, port: Int, maxHeaderListBytes: Int = 16 * 1024,
+            maxHeaderFields: Int = 100, maxConcurrentStreams: Int = 100, handshakeTimeout: Duration = .seconds(10),
+            idleTimeout: Duration = .seconds(60)
+        ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
             self.port = port
+            self.maxHeaderListBytes = maxHeaderListBytes
+            self.maxHeaderFields = maxHeaderFields
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.handshakeTimeout = handshakeTimeout
+            self.idleTimeout = idleTimeout
         }
     }
 
@@ -24,7 +50,8 @@ public struct TransportConfiguration: Sendable {
     public var maxRequestBodyBytes: Int
     /// Largest WebSocket message accepted, in bytes, after reassembly (default 64 KiB).
     public var maxMessageBytes: Int
-    /// Outbound bytes a WebSocket may have queued (default 1 MiB).
+    /// Outbound bytes a WebSocket may have queued, and the replies an HTTP/2 connection may hold
+    /// unsent before it stops taking requests and reading (default 1 MiB).
     public var outboundCapBytes: Int
     /// Largest piece written per writable callback, in bytes: HTTP body chunks and WebSocket
     /// fragments (default 64 KiB).

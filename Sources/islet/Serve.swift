@@ -14,10 +14,10 @@ struct Serve: AsyncParsableCommand {
             Every option can also be set with an environment variable (the option wins):
             ISLET_HOST, ISLET_PORT, ISLET_PUBLIC_DIR, ISLET_LOG_LEVEL, ISLET_ADMIN_TOKEN,
             ISLET_VIEWER_TOKEN, ISLET_ALLOWED_ORIGINS (comma-separated), ISLET_TLS_CERT, ISLET_TLS_KEY,
-            ISLET_TLS_PORT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES, ISLET_SLOW_CONSUMER_TIMEOUT,
-            ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO, ISLET_DB, ISLET_DURABILITY,
-            ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER, ISLET_WS_COMPRESSION (1 or true),
-            ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
+            ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES,
+            ISLET_SLOW_CONSUMER_TIMEOUT, ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
+            ISLET_DB, ISLET_DURABILITY, ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER,
+            ISLET_WS_COMPRESSION (1 or true), ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
@@ -58,6 +58,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port of the TLS listener; 0 picks a free one (ISLET_TLS_PORT). Default: 8443.")
     var tlsPort: Int?
 
+    @Option(
+        help: "Seconds a TLS connection may take to finish its handshake (ISLET_TLS_HANDSHAKE_TIMEOUT). Default: 10.")
+    var tlsHandshakeTimeout: Double?
+
     @Option(help: "Revisions kept for resuming subscriptions (ISLET_HISTORY_REVISIONS). Default: 1024.")
     var historyRevisions: Int?
 
@@ -72,7 +76,7 @@ struct Serve: AsyncParsableCommand {
     var wsPing: Int?
 
     @Option(
-        help: "Seconds of silence (no PONG to the ping) after which any connection is closed; 0: never (ISLET_IDLE_TIMEOUT). Default: 60.")
+        help: "Seconds of silence (no PONG to the ping; for HTTP/2, no frame) after which any connection is closed; 0: never (ISLET_IDLE_TIMEOUT). Default: 60.")
     var idleTimeout: Int?
 
     @Option(help: "Commands per second per token; 0 turns the limit off (ISLET_RATE_LIMIT). Default: 50000.")
@@ -203,6 +207,12 @@ struct Serve: AsyncParsableCommand {
             configuration.tls = IsletConfiguration.TLS(
                 certificatePath: certificate ?? "", keyPath: key ?? "",
                 port: try self.tlsPort ?? environment.number("ISLET_TLS_PORT") ?? 8443)
+            if let seconds: Double = try self.tlsHandshakeTimeout ?? environment.number("ISLET_TLS_HANDSHAKE_TIMEOUT") {
+                guard (0.001...3600).contains(seconds) else {
+                    throw ValidationError("--tls-handshake-timeout must be from 0.001 to 3600 seconds")
+                }
+                configuration.tls?.handshakeTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+            }
         }
         if let value = try self.historyRevisions ?? environment.number("ISLET_HISTORY_REVISIONS") {
             configuration.stream.historyRevisions = value
@@ -329,7 +339,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     viewer-token: \(configuration.viewerToken == nil ? "(none)" : "(set)")
     allowed-origins: \(configuration.allowedOrigins.isEmpty ? "(this server's own pages)" : configuration.allowedOrigins.joined(separator: ", "))
     allowed-hosts: \(configuration.allowedHosts.isEmpty ? "(its address and localhost)" : configuration.allowedHosts.joined(separator: ", "))
-    tls: \(configuration.tls.map { "cert \($0.certificatePath), key \($0.keyPath), port \($0.port)" } ?? "(none)")
+    tls: \(configuration.tls.map { "cert \($0.certificatePath), key \($0.keyPath), port \($0.port), handshake timeout \($0.handshakeTimeout)" } ?? "(none)")
     stream.historyRevisions: \(configuration.stream.historyRevisions)
     stream.historyBytes: \(configuration.stream.historyBytes)
     stream.slowConsumerTimeout: \(configuration.stream.slowConsumerTimeout)

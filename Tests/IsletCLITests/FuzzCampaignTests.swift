@@ -38,12 +38,11 @@ struct FuzzCampaignTests {
     @Test(
         "100,000 generated inputs: the server stays up, refusals change nothing, and a kill -9 restart replays",
         .enabled(
-            if: FileManager.default.isExecutableFile(atPath: PackagePaths.root + "/.venv/bin/python")
-                || ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1",
+            if: PythonTools.available || PythonTools.required,
             "needs .venv (scripts/bootstrap --test) for the HTTP/2 frames"))
     func campaign() throws {
         try withTemporaryDirectory { dir in
-            let (cert, key) = try Self.certificate(in: dir.path)
+            let (cert, key) = try TestCertificate.files()
             let db = dir.file("islet.sqlite")
             let process = try IsletProcess(
                 arguments: ["serve", "--port", "0", "--db", db, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0"]
@@ -64,7 +63,7 @@ struct FuzzCampaignTests {
             let stream = try Self.stream(port: port, commands: &commands, process: process)
             let raw = try Self.raw(port: port, process: process)
             let (status, output) = try runProcess(
-                PackagePaths.root + "/.venv/bin/python",
+                PythonTools.python,
                 [
                     PackagePaths.root + "/scripts/fuzz_h2.py", "--tls-port", String(tlsPort), "--http-port", String(port),
                     "--frames", String(Self.http2Frames), "--seed", String(Self.seed),
@@ -294,19 +293,6 @@ struct FuzzCampaignTests {
         let metrics = try TestHTTP.request(port: port, "/metrics").text
         let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"islet_revisions_total{cause="commands"}"#) }
         return try #require(line?.split(separator: " ").last.flatMap { UInt64($0) }, "no command revisions in /metrics")
-    }
-
-    static func certificate(in directory: String) throws -> (String, String) {
-        let cert = directory + "/cert.pem"
-        let key = directory + "/key.pem"
-        let (status, output) = try runProcess(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
-        return (cert, key)
     }
 }
 

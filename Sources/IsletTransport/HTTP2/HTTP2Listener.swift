@@ -1,3 +1,5 @@
+import Logging
+
 /// The TLS listener of a `SocketTransport`: HTTP/2 (ALPN `h2`) over TLS, on its own port, with
 /// requests delivered to the same delegate as HTTP/1.1 ones and answered through the same
 /// `respond(to:with:)`.
@@ -7,16 +9,20 @@
 /// the APNs-style ingress needs. So this listener does TLS with OpenSSL (memory BIOs) and HTTP/2
 /// with nghttp2, over libuv TCP handles on the transport's loop. HTTP/2 ends streams, never the
 /// connection: a reply that asks to close its connection (a refused body) just ends its stream.
-/// Loop-confined.
+/// The limits (`HTTP2Limits`) and timeouts (`HTTP2Watchdog`) are per connection. Loop-confined.
 final class HTTP2Listener {
     private unowned let transport: SocketTransport
     private let context: TLSContext
     private let listener: UVTCPHandle
+    private let settings: TransportConfiguration.TLS
+    private let limits: HTTP2Limits
     private var connections: [ConnectionID: HTTP2Connection] = [:]
     private(set) var port = 0
 
     init(transport: SocketTransport, settings: TransportConfiguration.TLS, host: String) throws(TransportError) {
         self.transport = transport
+        self.settings = settings
+        self.limits = HTTP2Limits(configuration: transport.configuration, tls: settings)
         self.context = try TLSContext(certificatePath: settings.certificatePath, keyPath: settings.keyPath)
         self.listener = UVTCPHandle(loop: transport.loop.uv)
         do {
@@ -34,7 +40,9 @@ final class HTTP2Listener {
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
-        let connection = HTTP2Connection(id: id, tcp: client, tls: tls, owner: self)
+        let connection = HTTP2Connection(
+            id: id, tcp: client, tls: tls, owner: self, loop: self.transport.loop, limits: self.limits,
+            timeouts: self.settings)
         self.connections[id] = connection
         self.transport.statistics.openHTTPConnections += 1
         connection.start()
@@ -43,8 +51,11 @@ final class HTTP2Listener {
     /// True when `connection` is one of this listener's.
     func owns(_ connection: ConnectionID) -> Bool { self.connections[connection] != nil }
 
-    /// True when no request is waiting for its reply.
-    var isIdle: Bool { self.connections.values.allSatisfy { $0.waiting.isEmpty } }
+    /// One of this listener's connections.
+    func connection(_ id: ConnectionID) -> HTTP2Connection? { self.connections[id] }
+
+    /// True when no request is waiting for the delegate or for its reply.
+    var isIdle: Bool { self.connections.values.allSatisfy { $0.isQuiet } }
 
     func respond(to request: RequestID, with response: HTTPResponse) {
         self.connections[request.connection]?.respond(stream: Int32(request.sequence), with: response)
@@ -59,121 +70,46 @@ final class HTTP2Listener {
         for connection in self.connections.values { connection.close() }
     }
 
-    fileprivate func dispatch(_ request: HTTP2Request, on connection: HTTP2Connection) {
+    /// Turns a request into an `HTTPRequest` for the delegate, or refuses it here: a header list
+    /// over the limits gets `431` (not RST_STREAM: the client learns why, and refusing costs
+    /// nothing more, since HPACK decoding must go on either way), a method the server does not
+    /// know `405`. A body over the limit goes to the delegate with `bodyProblem` set, as on
+    /// HTTP/1.1 (`413`).
+    func dispatch(_ request: HTTP2Request, on connection: HTTP2Connection) {
+        if request.problem == .headersTooLarge {
+            return connection.refuse(stream: request.streamID, with: self.headersTooLarge)
+        }
         guard let method = HTTPMethod(rawValue: request.method) else {
-            return connection.respond(stream: request.streamID, with: HTTPResponse(status: 405), method: nil)
+            return connection.refuse(stream: request.streamID, with: HTTPResponse(status: 405))
         }
         let (path, query) = splitTarget(request.path)
         var http = HTTPRequest(
             id: RequestID(connection: connection.id, sequence: UInt32(request.streamID)), method: method, path: path,
             query: query, headers: request.headers, body: request.body)
-        let limit = self.transport.configuration.maxRequestBodyBytes
-        let announced = request.headers["content-length"].flatMap { Int($0) } ?? 0
-        if request.tooLarge || announced > limit {
+        if request.problem == .bodyTooLarge {
             http.body = []
-            http.bodyProblem = .tooLarge(limit: limit)
+            http.bodyProblem = .tooLarge(limit: self.limits.maxBodyBytes)
         }
         connection.waiting[request.streamID] = method
         self.transport.statistics.bytesReceived += UInt64(http.body.count)
         self.transport.delegate?.transport(self.transport, didReceive: http)
     }
 
-    fileprivate func closed(_ connection: HTTP2Connection) {
+    private var headersTooLarge: HTTPResponse {
+        let text = "request header fields too large: at most \(self.limits.maxHeaderFields) fields and "
+            + "\(self.limits.maxHeaderListBytes) bytes (RFC 9113 section 6.5.2 sizes)\n"
+        return HTTPResponse(status: 431, headers: ["content-type": "text/plain; charset=utf-8"], body: Array(text.utf8))
+    }
+
+    func closed(_ connection: HTTP2Connection, because reason: String) {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return }
+        self.transport.logger.debug(
+            "http2 connection closed", metadata: ["islet.conn.id": "\(connection.id)", "islet.reason": "\(reason)"])
         self.transport.statistics.openHTTPConnections -= 1
         self.transport.checkShutdown()
     }
 
-    fileprivate func sent(_ bytes: Int) { self.transport.statistics.bytesSent += UInt64(bytes) }
-}
-
-/// One TLS + HTTP/2 connection. Loop-confined.
-private final class HTTP2Connection {
-    let id: ConnectionID
-    let tcp: UVTCPHandle
-    let tls: TLSSession
-    unowned let owner: HTTP2Listener
-    var h2: HTTP2Session?
-    /// Streams whose request went to the delegate and whose reply has not been submitted.
-    var waiting: [Int32: HTTPMethod] = [:]
-    private var isClosed = false
-
-    init(id: ConnectionID, tcp: UVTCPHandle, tls: TLSSession, owner: HTTP2Listener) {
-        self.id = id
-        self.tcp = tcp
-        self.tls = tls
-        self.owner = owner
-    }
-
-    func start() {
-        self.tcp.onRead = { [unowned self] bytes in self.received(bytes) }
-        self.tcp.startReading()
-    }
-
-    private func received(_ bytes: UnsafeRawBufferPointer?) {
-        guard let bytes else { return self.close() }
-        self.tls.receive(bytes)
-        if !self.tls.isEstablished {
-            switch self.tls.handshake() {
-            case .handshaking: return self.flush()
-            case .failed: return self.flushAndClose()
-            case .established:
-                guard self.tls.negotiatedProtocol == "h2", self.startHTTP2() else { return self.flushAndClose() }
-            }
-        }
-        guard let plaintext = self.tls.readPlaintext() else { return self.close() }
-        if !plaintext.isEmpty, self.h2?.receive(plaintext) != true { return self.flushAndClose() }
-        self.flush()
-    }
-
-    private func startHTTP2() -> Bool {
-        guard let session = try? HTTP2Session(maxBodyBytes: self.owner.transportLimit) else { return false }
-        session.onRequest = { [unowned self] request in self.owner.dispatch(request, on: self) }
-        session.onStreamClosed = { [unowned self] stream in self.waiting[stream] = nil }
-        self.h2 = session
-        return true
-    }
-
-    func respond(stream: Int32, with response: HTTPResponse, method: HTTPMethod?? = .none) {
-        guard !self.isClosed, let session = self.h2 else { return }
-        let requestMethod: HTTPMethod?
-        if case .some(let given) = method {
-            requestMethod = given
-        } else {
-            guard let waiting = self.waiting.removeValue(forKey: stream) else { return }
-            requestMethod = waiting
-        }
-        session.respond(
-            stream: stream, status: response.status, headers: response.headers, body: response.body,
-            omitBody: requestMethod == .HEAD)
-        if requestMethod != .HEAD { self.owner.sent(response.body.count) }
-        self.flush()
-    }
-
-    private func flush() {
-        if let session = self.h2 {
-            let output = session.takeOutput()
-            guard self.tls.write(output) else { return self.close() }
-        }
-        self.tcp.write(self.tls.takeCiphertext())
-        if let session = self.h2, !session.isAlive { self.close() }
-    }
-
-    private func flushAndClose() {
-        self.tcp.write(self.tls.takeCiphertext())
-        self.close()
-    }
-
-    func close() {
-        guard !self.isClosed else { return }
-        self.isClosed = true
-        self.tcp.close()
-        self.owner.closed(self)
-    }
-}
-
-extension HTTP2Listener {
-    fileprivate var transportLimit: Int { self.transport.configuration.maxRequestBodyBytes }
+    func sent(_ bytes: Int) { self.transport.statistics.bytesSent += UInt64(bytes) }
 }
 
 /// Splits `:path` into the percent-decoded path and the query items.

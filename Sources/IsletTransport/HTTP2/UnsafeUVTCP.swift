@@ -1,8 +1,9 @@
 // Thread and lifetime rules: a `UVTCPHandle` is created, used and closed on its loop's thread.
 // Its C memory is freed only in `deinit`; the handle retains itself through `handle->data` from
 // `init` until libuv's close callback (the same rule as UnsafeUVHandles.swift). Each write copies
-// its bytes into a request box that lives until the write callback. Reads use one buffer per
-// handle, valid only during the read callback.
+// its bytes into a request box that lives until the write callback; write callbacks of a closing
+// handle (cancelled writes) run before its close callback, so `handle->data` is still valid
+// there. Reads use one buffer per handle, valid only during the read callback.
 
 internal import CLibUV
 
@@ -12,9 +13,14 @@ final class UVTCPHandle {
     private let readBuffer: UnsafeMutableRawPointer
     private static let readBufferSize = 64 * 1024
     private(set) var isClosing = false
+    /// True between `startReading()` and `stopReading()`.
+    private(set) var isReading = false
     var onConnection: (() -> Void)?
     /// Bytes read, or nil at the end of the stream (or an error).
     var onRead: ((UnsafeRawBufferPointer?) -> Void)?
+    /// A queued write reached the socket (true) or failed (false, e.g. the peer reset the
+    /// connection): `queuedBytes` went down.
+    var onWritten: ((Bool) -> Void)?
 
     init(loop: UVLoop) {
         self.raw = .allocate(capacity: 1)
@@ -63,8 +69,10 @@ final class UVTCPHandle {
         uv_accept(self.stream, client.stream) == 0
     }
 
-    /// Starts delivering reads to `onRead`.
+    /// Starts delivering reads to `onRead` (again, after `stopReading()`).
     func startReading() {
+        guard !self.isReading, !self.isClosing else { return }
+        self.isReading = true
         _ = uv_tcp_nodelay(self.raw, 1)
         uvMust(
             uv_read_start(
@@ -87,14 +95,26 @@ final class UVTCPHandle {
                 }), "uv_read_start")
     }
 
+    /// Stops reading: what the peer sends waits in the kernel, and then the peer's TCP window
+    /// closes. No-op when not reading.
+    func stopReading() {
+        guard self.isReading, !self.isClosing else { return }
+        self.isReading = false
+        uvMust(uv_read_stop(self.stream), "uv_read_stop")
+    }
+
     /// Queues `bytes` for writing. Returns false if the handle is closing.
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
         guard !self.isClosing, !bytes.isEmpty else { return !self.isClosing }
         let request = UVWriteRequest(bytes)
-        let rc = uv_write(request.raw, self.stream, request.buffer, 1) { raw, _ in
-            guard let data = raw?.pointee.data else { return }
+        let rc = uv_write(request.raw, self.stream, request.buffer, 1) { raw, status in
+            guard let raw, let data = raw.pointee.data else { return }
+            // Read the handle before the release frees `raw`.
+            let owner = raw.pointee.handle?.pointee.data
             Unmanaged<UVWriteRequest>.fromOpaque(data).release()
+            guard let owner else { return }
+            Unmanaged<UVTCPHandle>.fromOpaque(owner).takeUnretainedValue().onWritten?(status == 0)
         }
         if rc != 0 { Unmanaged.passUnretained(request).release() }
         return rc == 0
@@ -106,8 +126,10 @@ final class UVTCPHandle {
     func close() {
         guard !self.isClosing else { return }
         self.isClosing = true
+        self.isReading = false
         self.onRead = nil
         self.onConnection = nil
+        self.onWritten = nil
         uv_close(UnsafeMutableRawPointer(self.raw).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             guard let data = handle?.pointee.data else { return }
             Unmanaged<AnyObject>.fromOpaque(data).release()

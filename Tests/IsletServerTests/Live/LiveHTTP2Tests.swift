@@ -1,39 +1,11 @@
-import Foundation
 import IsletCore
 import IsletServer
 import IsletTestSupport
+import IsletTransport
 import Testing
-
-/// Python (the project's `.venv`, made by `scripts/bootstrap --test`) with httpx and h2.
-enum PythonTools {
-    static var python: String { PackagePaths.root + "/.venv/bin/python" }
-    static var available: Bool { FileManager.default.isExecutableFile(atPath: Self.python) }
-    /// `scripts/test` sets ISLET_REQUIRE_PYTHON_TOOLS=1: there the test must run, never skip.
-    static var required: Bool { ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_TOOLS"] == "1" }
-}
 
 @Suite("HTTP/2 over TLS with a real HTTP/2 client")
 struct LiveHTTP2Tests {
-    /// A self-signed certificate for 127.0.0.1, made with `openssl` in a temporary directory,
-    /// once per test process (a `static let` is initialised once even when tests run in
-    /// parallel; two `openssl` runs writing the same files raced each other).
-    static func certificate() throws -> (cert: String, key: String) { try Self.madeCertificate.get() }
-
-    private static let madeCertificate = Result { () throws -> (cert: String, key: String) in
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-tls-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let cert = directory + "/cert.pem"
-        let key = directory + "/key.pem"
-        let (status, output) = try runProcess(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        guard status == 0 else { throw TestClientError("openssl failed: \(output)") }
-        return (cert, key)
-    }
-
     @Test(
         "Apple's example pushes over HTTP/2 (httpx + h2) get APNs replies; the REST API answers over HTTP/2 too",
         .enabled(
@@ -41,7 +13,7 @@ struct LiveHTTP2Tests {
             "needs .venv with httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
     func applesExamples() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
-        let (cert, key) = try Self.certificate()
+        let (cert, key) = try TestCertificate.files()
         var configuration = IsletConfiguration.testing()
         configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
         try await withRunningServer(configuration) { server in
@@ -73,7 +45,7 @@ struct LiveHTTP2Tests {
             "needs .venv with aioapns, httpx and h2: run scripts/bootstrap --test (scripts/test does)"))
     func realProvider() async throws {
         try #require(PythonTools.available, "scripts/test requires \(PythonTools.python) (scripts/bootstrap --test)")
-        let (cert, key) = try Self.certificate()
+        let (cert, key) = try TestCertificate.files()
         let admin = "admin-token-0123456789"
         var configuration = IsletConfiguration.testing()
         configuration.tls = IsletConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
@@ -110,6 +82,33 @@ struct LiveHTTP2Tests {
             certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key", port: 0)
         await #expect(throws: (any Error).self) {
             try await withRunningServer(configuration) { _ in }
+        }
+    }
+
+    @Test("the HTTP/2 timeouts reach the transport: the TLS handshake timeout and --idle-timeout")
+    func timeoutsReachTheTransport() throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(
+            certificatePath: "c.pem", keyPath: "k.pem", port: 0, handshakeTimeout: .milliseconds(1500))
+        configuration.stream.idleTimeoutSeconds = 45
+        let tls = try #require(IsletServer.transportConfiguration(for: configuration).tls)
+        #expect(tls.handshakeTimeout == .milliseconds(1500))
+        #expect(tls.idleTimeout == .seconds(45))
+        for refused in [Duration.zero, .seconds(3601)] {
+            configuration.tls?.handshakeTimeout = refused
+            #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        }
+    }
+
+    @Test("slowloris before TLS, end to end: a connection that sends nothing is closed at the handshake timeout")
+    func handshakeTimeout() async throws {
+        let (cert, key) = try TestCertificate.files()
+        var configuration = IsletConfiguration.testing()
+        configuration.tls = IsletConfiguration.TLS(
+            certificatePath: cert, keyPath: key, port: 0, handshakeTimeout: .milliseconds(200))
+        try await withRunningServer(configuration) { server in
+            let silent = try TestSocket.connect(port: try #require(server.securePort))
+            #expect(try silent.read(timeout: .seconds(5)) == [])
         }
     }
 }
