@@ -12,9 +12,11 @@ extension Engine {
     mutating func createChannel(_ create: ChannelCreate) throws(APIError) -> JSONValue {
         guard var app = self.apps[create.app] else { throw self.noApp(create.app) }
         guard app.channels.count < EngineLimits.channelsPerApp else {
-            throw APIError(
+            var error = APIError(
                 .limitExceeded, "an app has at most \(EngineLimits.channelsPerApp) channels (TooManyChannels)",
                 field: "/app")
+            error.limit = "channels"
+            throw error
         }
         let id = self.newChannelID(app: app.id)
         app.channels[id] = Channel(

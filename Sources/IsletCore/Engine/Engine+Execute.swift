@@ -56,7 +56,7 @@ extension Engine {
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
         if existing == nil, self.devices.count >= EngineLimits.devices {
-            throw EngineLimits.refuse("devices", EngineLimits.devices, field: "/id")
+            throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
@@ -85,7 +85,7 @@ extension Engine {
 
     private mutating func upsertApp(_ upsert: AppUpsert) throws(APIError) -> JSONValue {
         if self.apps[upsert.id] == nil, self.apps.count >= EngineLimits.apps {
-            throw EngineLimits.refuse("apps", EngineLimits.apps, field: "/id")
+            throw EngineLimits.refuse("apps", EngineLimits.apps, name: "apps", field: "/id")
         }
         var app =
             self.apps[upsert.id]

@@ -16,7 +16,10 @@ public enum EngineLimits {
     /// APNs provider keys (`apns.keyPut`); a team may hold only a few.
     public static let providerKeys = 100
 
-    static func refuse(_ what: String, _ limit: Int, field: JSONPointer) -> APIError {
-        APIError(.limitExceeded, "a simulation holds at most \(limit) \(what)", field: field)
+    /// The refusal of a command that would cross a bound; `name` labels it in `/metrics`.
+    static func refuse(_ what: String, _ limit: Int, name: String, field: JSONPointer) -> APIError {
+        var error = APIError(.limitExceeded, "a simulation holds at most \(limit) \(what)", field: field)
+        error.limit = name
+        return error
     }
 }
