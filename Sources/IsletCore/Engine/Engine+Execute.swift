@@ -127,14 +127,12 @@ extension Engine {
 
     private mutating func deleteApp(_ id: String) throws(APIError) -> JSONValue {
         guard let app = self.apps[id] else { throw APIError(.notFound, "no app \"\(id)\"", field: "/id") }
-        for activity in app.activities.sorted() { self.removeActivity(activity) }
+        for activity in app.activities.sorted() { self.removeActivity(activity, retiring: false) }
         for widget in app.widgets.sorted() { self.removeWidget(widget) }
         self.tokens[app.pushToStartToken] = nil
         self.tokens[app.widgetPushToken] = nil
         for channel in app.channels.keys { self.channelApps[channel] = nil }
-        for (token, owner) in self.tokens {
-            if case .retired(_, app: id, _) = owner { self.tokens[token] = nil }
-        }
+        self.forgetRetiredTokens(of: id)
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil
         self.changes.apps.insert(id)
