@@ -152,7 +152,7 @@ public final class IsletServer {
                 TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
             },
             webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
-            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds)
+            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds, maxConnections: configuration.limits.connections)
     }
 
     private func addBuiltInRoutes() {

@@ -406,7 +406,7 @@ final class StreamHub {
             self.counters.slowConsumerCloses += 1
             self.logger.debug("slow consumer closed", metadata: ["islet.conn.id": "\(id)"])
             self.transport.discardQueued(of: id)
-            self.transport.close(id, code: WebSocketCloseCode(1013), reason: "slow consumer")
+            self.transport.close(id, code: .tryAgainLater, reason: "slow consumer")
         }
     }
 }

@@ -30,7 +30,7 @@ final class HTTP2Listener {
 
     private func accept() {
         let client = UVTCPHandle(loop: self.transport.loop.uv)
-        guard self.listener.accept(into: client), self.transport.isAccepting, !self.transport.isShuttingDown,
+        guard self.listener.accept(into: client), self.transport.acceptsNewConnection(), !self.transport.isShuttingDown,
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
@@ -73,6 +73,9 @@ final class HTTP2Listener {
             http.body = []
             http.bodyProblem = .tooLarge(limit: limit)
         }
+        if !self.transport.admits(connection.id) {
+            http.connectionLimit = self.transport.configuration.maxConnections
+        }
         connection.waiting[request.streamID] = method
         self.transport.statistics.bytesReceived += UInt64(http.body.count)
         self.transport.delegate?.transport(self.transport, didReceive: http)
@@ -80,6 +83,7 @@ final class HTTP2Listener {
 
     fileprivate func closed(_ connection: HTTP2Connection) {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return }
+        self.transport.connectionEnded(connection.id)
         self.transport.statistics.openHTTPConnections -= 1
         self.transport.checkShutdown()
     }
