@@ -84,6 +84,7 @@ extension IsletServer {
                 }, token: token)
             return try route.handler(context)
         } catch {
+            self.metrics.refused(error)
             return .now(error.httpResponse(headers: error.code == .unauthorized ? ["www-authenticate": "Bearer"] : [:]))
         }
     }

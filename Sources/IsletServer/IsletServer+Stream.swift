@@ -67,6 +67,7 @@ extension IsletServer: TransportDelegate {
                 guard session.principal.reaches(simulation) else { throw session.principal.refusal(for: simulation) }
                 try self.hub.subscribe(session, id: id, simulation: simulation, path: path, since: since)
             } catch {
+                self.metrics.refused(error)
                 self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
             }
         case .unsubscribe(let id):

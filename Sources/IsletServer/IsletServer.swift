@@ -104,8 +104,12 @@ public final class IsletServer {
     ) -> Simulation {
         let live = LiveSimulation(engine: engine, epoch: epoch, clock: self.clock, commitStage: stage, logger: self.logger)
         let stream = SimulationStream(id: id, simulation: live, history: history)
-        live.publish = { [unowned self, unowned stream] records in self.hub.publish(records, in: stream) }
+        live.publish = { [unowned self, unowned stream] records in
+            self.metrics.discarded(records)
+            self.hub.publish(records, in: stream)
+        }
         live.failed = { [unowned self] _ in self.storeFailed(id) }
+        live.refused = { [unowned self] error in self.metrics.refused(error) }
         live.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.hub.add(stream)
         let simulation = Simulation(id: id, live: live, stream: stream, created: created, tokens: tokens)

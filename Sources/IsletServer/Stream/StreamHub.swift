@@ -105,8 +105,10 @@ final class StreamHub {
             throw APIError(.conflict, "subscription \"\(id)\" exists on this connection", field: "/id")
         }
         guard connection.subscriptions.count < self.maxSubscriptions else {
-            throw APIError(
+            var error = APIError(
                 .limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
+            error.limit = "subscriptions"
+            throw error
         }
         connection.subscriptions[id] = StreamConnection.Subscription(id: id, simulation: simulation, path: path)
         connection.order.append(id)

@@ -64,7 +64,7 @@ struct LiveConnectionCapTests {
         }
     }
 
-    @Test("a stream beyond --max-connections gets an unavailable error and close code 1013")
+    @Test("a stream beyond --max-connections gets an unavailable error and close code 1013, and counts in /metrics")
     func stream() async throws {
         try await withRunningServer(Self.configuration(cap: 1)) { server in
             let served = try TestWebSocketClient.connect(port: server.port)
@@ -77,7 +77,9 @@ struct LiveConnectionCapTests {
             #expect(try TestHTTP.request(port: server.port, "/healthz").status == 503)
             served.drop()
             try await Self.serving(0, server)
-            #expect(try TestHTTP.request(port: server.port, "/healthz").status == 200)
+            let metrics = try TestHTTP.request(port: server.port, "/metrics").text
+            #expect(metrics.contains(#"islet_limit_refusals_total{limit="connections"} 2"#))
+            #expect(metrics.contains(#"islet_http_requests_total{route="connection_refused",status="503"} 1"#))
         }
     }
 
