@@ -64,6 +64,24 @@ struct LiveConnectionCapTests {
         }
     }
 
+    @Test("while 128 connections wait unserved, a new one is closed at accept, and counted")
+    func flood() async throws {
+        try await withRunningServer(Self.configuration(cap: 1)) { server in
+            let waiting = try (0...128).map { _ in try TestSocket.connect(port: server.port) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try await server.withServer({ $0.transport.statistics.connectionsAccepted }) < 129 {
+                guard ContinuousClock.now < deadline else { throw TestClientError("the 129 were never accepted") }
+                await Task.yield()
+            }
+            let closed = try TestSocket.connect(port: server.port)
+            #expect(try closed.read().isEmpty)
+            for socket in waiting { socket.close() }
+            try await Self.serving(0, server)
+            let metrics = try TestHTTP.request(port: server.port, "/metrics").text
+            #expect(metrics.contains(#"islet_limit_refusals_total{limit="connections"} 1"#), "\(metrics)")
+        }
+    }
+
     @Test("a stream beyond --max-connections gets an unavailable error and close code 1013, and counts in /metrics")
     func stream() async throws {
         try await withRunningServer(Self.configuration(cap: 1)) { server in
