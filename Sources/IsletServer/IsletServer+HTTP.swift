@@ -5,7 +5,8 @@ extension IsletServer {
     /// Routes a request. Returns the metrics label of what answered it and the reply.
     func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
         if let limit = request.connectionLimit {
-            return ("connection_refused", .now(Self.tooManyConnections(limit, apns: APNsRoutes.isAPNsPath(request.path))))
+            let apns = APNsRoutes.isAPNsPath(request.path)
+            return ("connection_refused", .now(Self.tooManyConnections(limit, apns: apns)))
         }
         if let problem = request.bodyProblem {
             if APNsRoutes.isAPNsPath(request.path) {

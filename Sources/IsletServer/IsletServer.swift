@@ -156,7 +156,8 @@ public final class IsletServer {
                 TransportConfiguration.TLS(certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port)
             },
             webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
-            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds, maxConnections: configuration.limits.connections)
+            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds,
+            maxConnections: configuration.limits.connections)
     }
 
     private func addBuiltInRoutes() {

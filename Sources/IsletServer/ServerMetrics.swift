@@ -56,7 +56,8 @@ final class ServerMetrics {
         self.commits = CoreMetrics.Counter(label: "islet_store_commits_total", factory: self.factory)
         self.committedRecords = CoreMetrics.Counter(label: "islet_store_records_total", factory: self.factory)
         self.commitTime = CoreMetrics.Timer(label: "islet_store_commit_seconds", factory: self.factory)
-        self.retiredTokensEvicted = CoreMetrics.Counter(label: "islet_retired_tokens_evicted_total", factory: self.factory)
+        self.retiredTokensEvicted = CoreMetrics.Counter(
+            label: "islet_retired_tokens_evicted_total", factory: self.factory)
         self.pushesCoalesced = CoreMetrics.Counter(label: "islet_pushes_coalesced_total", factory: self.factory)
         self.throttledDropped = CoreMetrics.Counter(
             label: "islet_held_pushes_dropped_total", dimensions: [("queue", "throttled")], factory: self.factory)

@@ -38,7 +38,10 @@ struct CapMetricsTests {
             #expect(try Self.sample(#"islet_limit_refusals_total{limit="\#(limit)"}"#, transport) == 0, "\(limit)")
         }
         let templates: [JSONValue] = (0...EngineLimits.templatesPerApp).map {
-            ["type": "template.put", "app": "coffee", "target": .string("activity:T\($0)"), "slot": "minimal", "html": "x"]
+            [
+                "type": "template.put", "app": "coffee", "target": .string("activity:T\($0)"), "slot": "minimal",
+                "html": "x",
+            ]
         }
         Self.commands([["type": "app.upsert", "id": "coffee"]] + templates.dropLast(), server, transport)
         #expect(Self.commands([templates.last!], server, transport) == 422)

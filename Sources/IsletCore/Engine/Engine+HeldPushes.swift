@@ -35,7 +35,7 @@ extension Engine {
 
     /// Holds a low-priority push for `lowPriorityDelaySeconds` (LA-11). Past the cap the oldest
     /// waiting update is dropped (`queue_full`). Returns the command result.
-    /// - Complexity: O(n) in the app's deferred pushes when the queue is full, else O(1).
+    /// - Complexity: O(n) in the app's deferred pushes.
     mutating func deferPush(_ command: JSONValue, app: String, _ record: HeldRecord) -> JSONValue {
         guard var queue = self.apps[app]?.deferred else { return ["applied": false, "reason": "deferred"] }
         var dropped: PendingDelivery?

@@ -311,7 +311,9 @@ final class ClusterNode {
             let exists = id != SimulationName.default && (self.worlds[id] != nil || self.loading[id] != nil)
             if exists || (self.worlds.count + self.loading.count >= self.server.configuration.maxSimulations) {
                 let error =
-                    exists ? APIError(.conflict, "simulation \"\(id)\" exists", field: "/id") : self.server.simulationLimitError
+                    exists
+                    ? APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+                    : self.server.simulationLimitError
                 if let request {
                     self.server.metrics.refused(error)
                     self.creations.removeValue(forKey: request)?(.failure(error))

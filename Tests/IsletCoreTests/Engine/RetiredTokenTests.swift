@@ -71,7 +71,8 @@ import Testing
         let tokens = try Self.retireFour(&sim)
         try sim.advance(seconds: 60)
         try sim.run(["type": "app.upsert", "id": "ride", "foreground": true])
-        let ride = try #require(try sim.request("r1", app: "ride", extra: ["pushType": "token"])["pushToken"]?.stringValue)
+        let ride = try #require(
+            try sim.request("r1", app: "ride", extra: ["pushType": "token"])["pushToken"]?.stringValue)
         try sim.run(["type": "activity.dismiss", "id": "r1"])
         let deleted = try sim.run(["type": "app.delete", "id": "ride"])
         #expect(deleted.discards.retiredTokens == 0)
