@@ -32,6 +32,9 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// Where in the request body the problem is, when it is in one place.
     public var field: JSONPointer?
+    /// For a `limit_exceeded` from one of Islet's own hard bounds (not a platform rule), which
+    /// one (`apps`, `devices`…): `/metrics` counts refusals by it. Not part of the wire form.
+    public var limit: String?
 
     public init(_ code: Code, _ message: String, field: JSONPointer? = nil) {
         self.code = code

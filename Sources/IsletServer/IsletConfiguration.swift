@@ -22,11 +22,16 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// empty queue). A subscription whose snapshot is larger is refused with
         /// `payload_too_large`: subscribe to a narrower path. Default 64 MiB.
         public var streamMessageBytes: Int
+        /// Connections served at once, HTTP/1.1, HTTP/2 and WebSocket together
+        /// (`--max-connections`); one beyond it is answered 503 and closed. Default 10,000.
+        public var connections: Int
 
         public init(
             httpBodyBytes: Int = 256 * 1024, webSocketMessageBytes: Int = 64 * 1024, outboundBytes: Int = 1024 * 1024,
-            subscriptionsPerConnection: Int = 64, apnsPayloadBytes: Int = 4096, streamMessageBytes: Int = 64 << 20
+            subscriptionsPerConnection: Int = 64, apnsPayloadBytes: Int = 4096, streamMessageBytes: Int = 64 << 20,
+            connections: Int = 10_000
         ) {
+            self.connections = connections
             self.httpBodyBytes = httpBodyBytes
             self.webSocketMessageBytes = webSocketMessageBytes
             self.outboundBytes = outboundBytes
@@ -337,6 +342,9 @@ public struct IsletConfiguration: Sendable, Equatable {
         }
         if !(1...1_000_000).contains(self.maxSimulations) {
             problems.append(.init("max-simulations", "must be from 1 to 1000000"))
+        }
+        if !(1...1_000_000).contains(self.limits.connections) {
+            problems.append(.init("max-connections", "must be from 1 to 1000000"))
         }
         if self.stream.idleTimeoutSeconds != 0
             && !(1..<self.stream.idleTimeoutSeconds ~= self.stream.pingSeconds && self.stream.idleTimeoutSeconds <= 65535)

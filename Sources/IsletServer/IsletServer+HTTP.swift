@@ -4,6 +4,10 @@ import IsletTransport
 extension IsletServer {
     /// Routes a request. Returns the metrics label of what answered it and the reply.
     func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
+        if let limit = request.connectionLimit {
+            let apns = APNsRoutes.isAPNsPath(request.path)
+            return ("connection_refused", .now(Self.tooManyConnections(limit, apns: apns)))
+        }
         if let problem = request.bodyProblem {
             if APNsRoutes.isAPNsPath(request.path) {
                 return ("body_refused", .now(APNsRoutes.refusal(problem)))
@@ -18,6 +22,26 @@ extension IsletServer {
         case .notFound:
             return self.serveStatic(request)
         }
+    }
+
+    /// The reply on a connection beyond `--max-connections`: 503 with `Retry-After`, in the
+    /// API's error format (APNs' `ServiceUnavailable` on its paths), closing the connection.
+    static func tooManyConnections(_ limit: Int, apns: Bool) -> HTTPResponse {
+        var response =
+            apns
+            ? APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(apnsID: randomUUID())
+            : Self.connectionLimitError(limit).httpResponse()
+        response.headers.add(name: "retry-after", value: "1")
+        response.closeConnection = true
+        return response
+    }
+
+    /// The error told to a client whose connection is beyond `--max-connections`.
+    static func connectionLimitError(_ limit: Int) -> APIError {
+        var error = APIError(
+            .unavailable, "the server serves at most \(limit) connections at once (--max-connections); retry shortly")
+        error.limit = "connections"
+        return error
     }
 
     private func refusal(_ problem: HTTPRequest.BodyProblem) -> APIError {
@@ -61,6 +85,7 @@ extension IsletServer {
                 }, token: token)
             return try route.handler(context)
         } catch {
+            self.metrics.refused(error)
             return .now(error.httpResponse(headers: error.code == .unauthorized ? ["www-authenticate": "Bearer"] : [:]))
         }
     }

@@ -19,8 +19,14 @@ extension IsletServer: TransportDelegate {
     }
 
     /// A stream opens: check its token and `Origin`, then say hello. A refused stream gets an
-    /// `error` message and close code 1008, and no hello.
+    /// `error` message and close code 1008, and no hello; one beyond `--max-connections` gets
+    /// `unavailable` and 1013 (try again later).
     public func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {
+        if let limit = upgrade.connectionLimit {
+            transport.send(.text(Self.connectionLimitError(limit).streamMessage()), to: connection)
+            transport.close(connection, code: .tryAgainLater, reason: "too many connections")
+            return
+        }
         let token = Access.presentedToken(headers: upgrade.headers, query: upgrade.query)
         let principal: Principal
         do throws(APIError) {
@@ -61,6 +67,7 @@ extension IsletServer: TransportDelegate {
                 guard session.principal.reaches(simulation) else { throw session.principal.refusal(for: simulation) }
                 try self.hub.subscribe(session, id: id, simulation: simulation, path: path, since: since)
             } catch {
+                self.metrics.refused(error)
                 self.hub.sendControl(error.streamMessage(id: .string(id)), to: session)
             }
         case .unsubscribe(let id):

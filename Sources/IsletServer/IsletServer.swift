@@ -106,9 +106,11 @@ public final class IsletServer {
         let stream = SimulationStream(id: id, simulation: live, history: history)
         live.publish = { [unowned self, unowned stream] records in
             self.metrics.published(records)
+            self.metrics.discarded(records)
             self.hub.publish(records, in: stream)
         }
         live.failed = { [unowned self] _ in self.storeFailed(id) }
+        live.refused = { [unowned self] error in self.metrics.refused(error) }
         live.committed = { [unowned self] count, duration in self.metrics.committed(count, in: duration) }
         self.hub.add(stream)
         let simulation = Simulation(id: id, live: live, stream: stream, created: created, tokens: tokens)
@@ -157,7 +159,8 @@ public final class IsletServer {
                     handshakeTimeout: $0.handshakeTimeout, idleTimeout: .seconds(configuration.stream.idleTimeoutSeconds))
             },
             webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
-            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds)
+            idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds,
+            maxConnections: configuration.limits.connections)
     }
 
     private func addBuiltInRoutes() {

@@ -1,4 +1,5 @@
 import CoreMetrics
+import IsletCore
 import IsletTransport
 import Prometheus
 
@@ -28,6 +29,18 @@ final class ServerMetrics {
     private let commitTime: CoreMetrics.Timer
     private let commandRevisions: CoreMetrics.Counter
     private let clockRevisions: CoreMetrics.Counter
+    /// Refusals by the cap that made them (`APIError.limit`, and `connections`).
+    private var limitRefusals: [String: CoreMetrics.Counter] = [:]
+    private let retiredTokensEvicted: CoreMetrics.Counter
+    private let pushesCoalesced: CoreMetrics.Counter
+    private let throttledDropped: CoreMetrics.Counter
+    private let deferredDropped: CoreMetrics.Counter
+
+    /// The caps whose refusals are counted, shown from the start (at 0).
+    static let limits = [
+        "apps", "channels", "connections", "devices", "provider_keys", "simulations", "subscriptions", "templates",
+        "widgets",
+    ]
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -49,6 +62,14 @@ final class ServerMetrics {
             label: "islet_revisions_total", dimensions: [("cause", "commands")], factory: self.factory)
         self.clockRevisions = CoreMetrics.Counter(
             label: "islet_revisions_total", dimensions: [("cause", "clock")], factory: self.factory)
+        self.retiredTokensEvicted = CoreMetrics.Counter(
+            label: "islet_retired_tokens_evicted_total", factory: self.factory)
+        self.pushesCoalesced = CoreMetrics.Counter(label: "islet_pushes_coalesced_total", factory: self.factory)
+        self.throttledDropped = CoreMetrics.Counter(
+            label: "islet_held_pushes_dropped_total", dimensions: [("queue", "throttled")], factory: self.factory)
+        self.deferredDropped = CoreMetrics.Counter(
+            label: "islet_held_pushes_dropped_total", dimensions: [("queue", "deferred")], factory: self.factory)
+        for limit in Self.limits { _ = self.limitCounter(limit) }
     }
 
     /// Revisions published, by what made them: accepted commands, or the clock reaching
@@ -57,6 +78,31 @@ final class ServerMetrics {
         for record in records {
             if case .tick = record.cause { self.clockRevisions.increment() } else { self.commandRevisions.increment() }
         }
+    }
+
+    /// Counts a refusal by one of Islet's caps (an error without `limit` is not one).
+    func refused(_ error: APIError) {
+        guard let limit = error.limit else { return }
+        self.limitCounter(limit).increment()
+    }
+
+    /// Counts what committed revisions let go of to stay within the engine's bounds.
+    func discarded(_ records: [RevisionRecord]) {
+        for record in records where !record.revision.discards.isEmpty {
+            let discards = record.revision.discards
+            self.retiredTokensEvicted.increment(by: Int64(discards.retiredTokens))
+            self.pushesCoalesced.increment(by: Int64(discards.coalescedPushes))
+            self.throttledDropped.increment(by: Int64(discards.droppedThrottled))
+            self.deferredDropped.increment(by: Int64(discards.droppedDeferred))
+        }
+    }
+
+    private func limitCounter(_ limit: String) -> CoreMetrics.Counter {
+        if let counter = self.limitRefusals[limit] { return counter }
+        let counter = CoreMetrics.Counter(
+            label: "islet_limit_refusals_total", dimensions: [("limit", limit)], factory: self.factory)
+        self.limitRefusals[limit] = counter
+        return counter
     }
 
     /// One group commit (a loop turn's revisions) completed.
@@ -89,6 +135,8 @@ final class ServerMetrics {
         self.bytesReceived.increment(by: Int64(statistics.bytesReceived - self.copied.bytesReceived))
         self.bytesSent.increment(by: Int64(statistics.bytesSent - self.copied.bytesSent))
         self.connectionsAccepted.increment(by: Int64(statistics.connectionsAccepted - self.copied.connectionsAccepted))
+        self.limitCounter("connections").increment(
+            by: Int64(statistics.connectionRefusals - self.copied.connectionRefusals))
         self.openWebSockets.record(statistics.openWebSockets)
         self.openHTTPConnections.record(statistics.openHTTPConnections)
         self.copied = statistics

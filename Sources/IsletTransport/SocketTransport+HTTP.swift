@@ -49,7 +49,11 @@ extension SocketTransport {
             id: RequestID(connection: id, sequence: exchange.sequence), method: method, path: path,
             query: connection.query(), headers: headers)
         let contentLength = headers["content-length"].flatMap { Int($0) }
-        if headers["transfer-encoding"] != nil {
+        if !self.admits(id) {
+            request.connectionLimit = self.configuration.maxConnections
+            self.refuseBody(
+                exchange, request, bodyArrives: (contentLength ?? 0) > 0 || (method == .POST && contentLength == 0))
+        } else if headers["transfer-encoding"] != nil {
             // lws 4.1 does not decode chunked request bodies.
             request.bodyProblem = .lengthRequired
             self.refuseBody(exchange, request, bodyArrives: false)

@@ -6,7 +6,8 @@ extension SocketTransport {
         let upgrade = WebSocketUpgrade(
             path: path, query: connection.query(),
             headers: connection.headers(extraNames: self.configuration.extraHeaderNames),
-            subprotocol: self.configuration.subprotocols.contains(name ?? "") ? name : nil)
+            subprotocol: self.configuration.subprotocols.contains(name ?? "") ? name : nil,
+            connectionLimit: self.admits(id) ? nil : self.configuration.maxConnections)
         guard self.delegate?.transport(self, shouldAccept: upgrade) == true else { return .close }
         self.pendingUpgrades[id] = upgrade
         return .proceed

@@ -38,6 +38,14 @@ public final class SocketTransport: Transport {
     var isDeliveringMessage = false
     var isAccepting = true
     private var shutdown: ShutdownState?
+    /// Connections counted in `maxConnections`, and those accepted beyond it, which are not
+    /// served until there is room (each request meanwhile is refused, so the client is told).
+    private var served: Set<ConnectionID> = []
+    private var unserved: Set<ConnectionID> = []
+
+    /// Unserved connections held at once; while there are this many, new ones are closed at
+    /// accept (a flood of them must not hold descriptors to be told one by one).
+    static let unservedMax = 128
 
     private struct ShutdownState {
         var completion: (() -> Void)?
@@ -79,12 +87,50 @@ public final class SocketTransport: Transport {
         return id
     }
 
-    /// A new connection identifier (shared by the HTTP/1.1 and the HTTP/2 listener).
+    /// A new connection identifier (shared by the HTTP/1.1 and the HTTP/2 listener), for a
+    /// connection served if there is room under `maxConnections`.
     func newConnectionID() -> ConnectionID {
         let id = ConnectionID(self.nextID)
         self.nextID += 1
         self.statistics.connectionsAccepted += 1
+        if self.served.count < self.configuration.maxConnections {
+            self.served.insert(id)
+            self.statistics.openConnections = self.served.count
+        } else {
+            self.unserved.insert(id)
+        }
         return id
+    }
+
+    /// Whether connection `id` is served: it is, or there is room for it now. A refusal is
+    /// counted (the caller tells the client).
+    func admits(_ id: ConnectionID) -> Bool {
+        if self.served.contains(id) { return true }
+        guard self.served.count < self.configuration.maxConnections else {
+            self.statistics.connectionRefusals += 1
+            return false
+        }
+        self.unserved.remove(id)
+        self.served.insert(id)
+        self.statistics.openConnections = self.served.count
+        return true
+    }
+
+    /// Whether to take a new connection: not while stopping, nor while `unservedMax` connections
+    /// wait unserved (it is then closed at once, a refusal counted).
+    func acceptsNewConnection() -> Bool {
+        guard self.isAccepting else { return false }
+        guard self.unserved.count >= Self.unservedMax, self.served.count >= self.configuration.maxConnections else {
+            return true
+        }
+        self.statistics.connectionRefusals += 1
+        return false
+    }
+
+    /// A connection is gone: its place, served or not, is free.
+    func connectionEnded(_ id: ConnectionID) {
+        if self.served.remove(id) != nil { self.statistics.openConnections = self.served.count }
+        self.unserved.remove(id)
     }
 
     // MARK: Transport
@@ -137,10 +183,14 @@ public final class SocketTransport: Transport {
 }
 
 extension SocketTransport: LWSEvents {
-    func networkConnectionOffered() -> LWSVerdict { self.isAccepting ? .proceed : .close }
+    func networkConnectionOffered() -> LWSVerdict { self.acceptsNewConnection() ? .proceed : .close }
+
+    /// Counts the connection from its accept on, before any request arrives.
+    func connectionAccepted(_ connection: LWSConnection) { _ = self.makeID(for: connection) }
 
     func connectionDestroyed(_ connection: LWSConnection) {
         guard let id = connection.id else { return }
+        self.connectionEnded(id)
         if self.exchanges.removeValue(forKey: id) != nil { self.statistics.openHTTPConnections -= 1 }
         self.pendingUpgrades[id] = nil
         if self.sockets[id] != nil { self.webSocketClosed(connection) }

@@ -68,13 +68,20 @@ public struct TransportConfiguration: Sendable {
     /// `idleTimeoutSeconds` is closed (0 for both: never). A PONG is a sign of life.
     public var pingIntervalSeconds: Int
     public var idleTimeoutSeconds: Int
+    /// Connections served at once: HTTP/1.1, WebSocket and HTTP/2 together (default 10,000).
+    /// One accepted beyond it is not served: its request or WebSocket handshake reaches the
+    /// delegate marked (`HTTPRequest.connectionLimit`, `WebSocketUpgrade.connectionLimit`) so
+    /// it can be told why, and an HTTP/1.1 one is closed after that reply.
+    public var maxConnections: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
         maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
         outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = [],
-        tls: TLS? = nil, webSocketCompression: Bool = false, pingIntervalSeconds: Int = 0, idleTimeoutSeconds: Int = 0
+        tls: TLS? = nil, webSocketCompression: Bool = false, pingIntervalSeconds: Int = 0, idleTimeoutSeconds: Int = 0,
+        maxConnections: Int = 10_000
     ) {
+        self.maxConnections = maxConnections
         self.pingIntervalSeconds = pingIntervalSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.tls = tls

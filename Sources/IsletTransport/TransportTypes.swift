@@ -92,6 +92,9 @@ public struct HTTPRequest: Sendable {
     public let headers: HTTPHeaders
     public var body: [UInt8]
     public var bodyProblem: BodyProblem?
+    /// Set when the request's connection is beyond `maxConnections` (this many are served): the
+    /// server must still answer, saying so; an HTTP/1.1 connection closes after the reply.
+    public var connectionLimit: Int?
 
     public init(
         id: RequestID, method: HTTPMethod, path: String, query: [QueryItem] = [], headers: HTTPHeaders = [:],
@@ -130,12 +133,19 @@ public struct WebSocketUpgrade: Sendable, Equatable {
     public let headers: HTTPHeaders
     /// The subprotocol the transport selected (one the client offered), or nil if it offered none.
     public let subprotocol: String?
+    /// Set when the connection is beyond `maxConnections` (this many are served): accept it to
+    /// tell the client so, then close it.
+    public let connectionLimit: Int?
 
-    public init(path: String, query: [QueryItem] = [], headers: HTTPHeaders = [:], subprotocol: String?) {
+    public init(
+        path: String, query: [QueryItem] = [], headers: HTTPHeaders = [:], subprotocol: String?,
+        connectionLimit: Int? = nil
+    ) {
         self.path = path
         self.query = query
         self.headers = headers
         self.subprotocol = subprotocol
+        self.connectionLimit = connectionLimit
     }
 }
 
@@ -180,6 +190,8 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let internalError = Self(1011)
     /// The server restarted the service behind the connection: reconnect.
     public static let serviceRestart = Self(1012)
+    /// The server is overloaded (a slow consumer, too many connections): reconnect later.
+    public static let tryAgainLater = Self(1013)
 
     public var description: String { "\(self.rawValue)" }
 }
@@ -199,6 +211,11 @@ public struct TransportStatistics: Sendable, Equatable {
     public var bytesReceived: UInt64 = 0
     public var bytesSent: UInt64 = 0
     public var connectionsAccepted: UInt64 = 0
+    /// Connections served now (those `maxConnections` counts).
+    public var openConnections: Int = 0
+    /// Requests and WebSocket handshakes refused because their connection was beyond
+    /// `maxConnections`, plus connections closed at accept for it.
+    public var connectionRefusals: UInt64 = 0
     public var openWebSockets: Int = 0
     public var openHTTPConnections: Int = 0
     /// Bytes held now, over every WebSocket, for messages being reassembled from fragments.

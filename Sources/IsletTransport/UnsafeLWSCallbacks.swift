@@ -20,6 +20,7 @@ enum LWSVerdict {
 /// The Swift side of every libwebsockets callback Islet handles. Defaults ignore the event.
 protocol LWSEvents: AnyObject {
     func networkConnectionOffered() -> LWSVerdict
+    func connectionAccepted(_ connection: LWSConnection)
     func httpRequestStarted(_ connection: LWSConnection) -> LWSVerdict
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict
     func httpBodyCompleted(_ connection: LWSConnection) -> LWSVerdict
@@ -37,6 +38,7 @@ protocol LWSEvents: AnyObject {
 
 extension LWSEvents {
     func networkConnectionOffered() -> LWSVerdict { .proceed }
+    func connectionAccepted(_ connection: LWSConnection) {}
     func httpRequestStarted(_ connection: LWSConnection) -> LWSVerdict { .close }
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict { .close }
     func httpBodyCompleted(_ connection: LWSConnection) -> LWSVerdict { .close }
@@ -59,6 +61,7 @@ func isletLWSCallback(
     let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
     switch reason {
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return events.networkConnectionOffered().code
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: events.connectionAccepted(connection)
     case LWS_CALLBACK_HTTP: return events.httpRequestStarted(connection).code
     case LWS_CALLBACK_HTTP_BODY: return events.httpBodyReceived(connection, bytes).code
     case LWS_CALLBACK_HTTP_BODY_COMPLETION: return events.httpBodyCompleted(connection).code

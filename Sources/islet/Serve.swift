@@ -17,7 +17,8 @@ struct Serve: AsyncParsableCommand {
             ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES,
             ISLET_SLOW_CONSUMER_TIMEOUT, ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
             ISLET_DB, ISLET_DURABILITY, ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER,
-            ISLET_WS_COMPRESSION (1 or true), ISLET_MAX_SIMULATIONS, ISLET_ALLOWED_HOSTS (comma-separated).
+            ISLET_WS_COMPRESSION (1 or true), ISLET_MAX_SIMULATIONS, ISLET_MAX_CONNECTIONS,
+            ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
@@ -97,6 +98,10 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Simulations that may exist at once, default included (ISLET_MAX_SIMULATIONS). Default: 1000.")
     var maxSimulations: Int?
+
+    @Option(
+        help: "Connections served at once, HTTP and WebSocket together; one more is answered 503 (ISLET_MAX_CONNECTIONS). Default: 10000.")
+    var maxConnections: Int?
 
     @Option(
         help: "Run as a node of a cluster whose log is on Redis Streams, redis://HOST[:PORT][/DB] (ISLET_CLUSTER). Default: none (SQLite).")
@@ -254,6 +259,9 @@ struct Serve: AsyncParsableCommand {
         if let max: Int = try self.maxSimulations ?? environment.number("ISLET_MAX_SIMULATIONS") {
             configuration.maxSimulations = max
         }
+        if let max: Int = try self.maxConnections ?? environment.number("ISLET_MAX_CONNECTIONS") {
+            configuration.limits.connections = max
+        }
         if let url = self.cluster ?? environment["ISLET_CLUSTER"] {
             let node = self.nodeId ?? environment["ISLET_NODE_ID"] ?? Self.defaultNodeID()
             do {
@@ -365,6 +373,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     ws-compression: \(configuration.webSocketCompression)
     conformance-echo: \(configuration.conformanceEcho)
     max-simulations: \(configuration.maxSimulations)
+    max-connections: \(configuration.limits.connections)
     cluster: \(configuration.cluster.map { "redis://\($0.host):\($0.port)/\($0.database) as \($0.nodeID)" } ?? "(none)")
     """
 }

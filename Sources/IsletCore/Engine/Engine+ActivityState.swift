@@ -28,7 +28,9 @@ extension Engine {
 
     /// Forgets an activity: removes it from the document and the index; its push token is
     /// retired if it was dismissed (AP-4), else dropped.
-    mutating func removeActivity(_ id: String) {
+    /// - Parameter retiring: `false` when its app is deleted (no token of the app is kept, and
+    ///   retiring one could push another app's token past the cap).
+    mutating func removeActivity(_ id: String, retiring: Bool = true) {
         guard let activity = self.activities.removeValue(forKey: id) else { return }
         let ranks = self.index.update(from: .init(activity), to: .init(nil), recording: &self.changes.lockScreenMoves)
         self.noteRanks(ranks)
@@ -40,7 +42,11 @@ extension Engine {
             self.noteChange(ofChannel: channel, app: activity.app)
         }
         if let token = activity.pushToken {
-            self.tokens[token] = activity.dismissedAt.map { .retired(activity: id, app: activity.app, dismissedAt: $0) }
+            if retiring, let dismissedAt = activity.dismissedAt {
+                self.retireToken(token, activity: id, app: activity.app, dismissedAt: dismissedAt)
+            } else {
+                self.tokens[token] = nil
+            }
         }
         self.changes.touchActivity(id, render: false)
         self.collapsePresentations(of: id)

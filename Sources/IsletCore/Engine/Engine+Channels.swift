@@ -5,16 +5,19 @@ internal import HashTreeCollections
 ///
 /// A broadcast reaches the device once, however many of its activities subscribe: a
 /// priority-10 broadcast draws the app's push budget once (LA-11) and is throttled as one
-/// delivery; priorities 5 and 1 wait `lowPriorityDelaySeconds`. Each subscriber then applies it
-/// by the rules of a token push (LA-6 timestamps, ended activities ignore it, LA-2 size), and
-/// the app's `deliveries` gets one record for the broadcast with the subscriber counts.
+/// delivery (only the newest per channel waits, AP-9); priorities 5 and 1 wait
+/// `lowPriorityDelaySeconds`. Each subscriber then applies it by the rules of a token push (LA-6
+/// timestamps, ended activities ignore it, LA-2 size), and the app's `deliveries` gets one
+/// record for the broadcast with the subscriber counts.
 extension Engine {
     mutating func createChannel(_ create: ChannelCreate) throws(APIError) -> JSONValue {
         guard var app = self.apps[create.app] else { throw self.noApp(create.app) }
         guard app.channels.count < EngineLimits.channelsPerApp else {
-            throw APIError(
+            var error = APIError(
                 .limitExceeded, "an app has at most \(EngineLimits.channelsPerApp) channels (TooManyChannels)",
                 field: "/app")
+            error.limit = "channels"
+            throw error
         }
         let id = self.newChannelID(app: app.id)
         app.channels[id] = Channel(
@@ -53,22 +56,13 @@ extension Engine {
         self.apps[app.id] = app
         self.noteChange(ofChannel: channel.id, app: app.id)
         let delivery = broadcast.delivery
-        let event = broadcast.event.rawValue
+        let record = HeldRecord(event: broadcast.event.rawValue, activity: nil, channel: channel.id, delivery: delivery)
         if delivery.priority != 10, self.configuration.lowPriorityDelaySeconds > 0 {
-            let at = self.now.adding(seconds: self.configuration.lowPriorityDelaySeconds)
-            let sequence = self.scheduler.schedule(.deferredDelivery(app: app.id), at: at)
-            self.apps[app.id]?.deferred.append(PendingDelivery(command: command, receivedAt: self.now, deadline: sequence))
-            self.recordDelivery(
-                app.id, event: event, activity: nil, delivery, outcome: "deferred", reason: "low_priority",
-                channel: channel.id)
-            return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]
+            return self.deferPush(command, app: app.id, record)
         }
         if delivery.priority == 10, !self.charge(app.id, .push) {
-            self.apps[app.id]?.throttled.append(PendingDelivery(command: command, receivedAt: self.now, deadline: 0))
-            self.recordDelivery(
-                app.id, event: event, activity: nil, delivery, outcome: "throttled", reason: "budget_exhausted",
-                channel: channel.id)
-            return ["applied": false, "reason": "throttled"]
+            // AP-9: a newer broadcast on the channel replaces an older one waiting.
+            return self.throttle(command, app: app.id, record)
         }
         return self.deliverBroadcast(broadcast)
     }

@@ -4,29 +4,19 @@ internal import HashTreeCollections
 extension Engine {
     /// Holds a push update or end instead of delivering it now: a priority-5 push waits
     /// `lowPriorityDelaySeconds`; a priority-10 push over budget is throttled until the budget
-    /// returns. Returns the command result when held, `nil` to deliver now (budget charged).
+    /// returns (AP-9: only the newest per activity waits). Returns the command result when held
+    /// (or let go of), `nil` to deliver now (budget charged).
     mutating func holdPush(
         _ command: @autoclosure () -> JSONValue, activity: String, event: String, _ delivery: DeliveryInput
     ) -> JSONValue? {
         guard delivery.source == .push, let appID = self.activities[activity]?.app else { return nil }
+        let record = HeldRecord(event: event, activity: activity, channel: nil, delivery: delivery)
         if delivery.priority == 5 {
-            let delay = self.configuration.lowPriorityDelaySeconds
-            guard delay > 0 else { return nil }
-            let at = self.now.adding(seconds: delay)
-            let sequence = self.scheduler.schedule(.deferredDelivery(app: appID), at: at)
-            self.apps[appID]?.deferred.append(
-                PendingDelivery(command: command(), receivedAt: self.now, deadline: sequence))
-            self.recordDelivery(
-                appID, event: event, activity: activity, delivery,
-                outcome: .init(outcome: "deferred", reason: "low_priority"))
-            return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]
+            guard self.configuration.lowPriorityDelaySeconds > 0 else { return nil }
+            return self.deferPush(command(), app: appID, record)
         }
         if self.charge(appID, .push) { return nil }
-        self.apps[appID]?.throttled.append(PendingDelivery(command: command(), receivedAt: self.now, deadline: 0))
-        self.recordDelivery(
-            appID, event: event, activity: activity, delivery,
-            outcome: .init(outcome: "throttled", reason: "budget_exhausted"))
-        return ["applied": false, "reason": "throttled"]
+        return self.throttle(command(), app: appID, record)
     }
 
     /// Draws one unit of an app's budget; opens a window (and its reset deadline) if none is

@@ -56,7 +56,7 @@ extension Engine {
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
         if existing == nil, self.devices.count >= EngineLimits.devices {
-            throw EngineLimits.refuse("devices", EngineLimits.devices, field: "/id")
+            throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
@@ -85,7 +85,7 @@ extension Engine {
 
     private mutating func upsertApp(_ upsert: AppUpsert) throws(APIError) -> JSONValue {
         if self.apps[upsert.id] == nil, self.apps.count >= EngineLimits.apps {
-            throw EngineLimits.refuse("apps", EngineLimits.apps, field: "/id")
+            throw EngineLimits.refuse("apps", EngineLimits.apps, name: "apps", field: "/id")
         }
         var app =
             self.apps[upsert.id]
@@ -127,14 +127,12 @@ extension Engine {
 
     private mutating func deleteApp(_ id: String) throws(APIError) -> JSONValue {
         guard let app = self.apps[id] else { throw APIError(.notFound, "no app \"\(id)\"", field: "/id") }
-        for activity in app.activities.sorted() { self.removeActivity(activity) }
+        for activity in app.activities.sorted() { self.removeActivity(activity, retiring: false) }
         for widget in app.widgets.sorted() { self.removeWidget(widget) }
         self.tokens[app.pushToStartToken] = nil
         self.tokens[app.widgetPushToken] = nil
         for channel in app.channels.keys { self.channelApps[channel] = nil }
-        for (token, owner) in self.tokens {
-            if case .retired(_, app: id, _) = owner { self.tokens[token] = nil }
-        }
+        self.forgetRetiredTokens(of: id)
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil
         self.changes.apps.insert(id)

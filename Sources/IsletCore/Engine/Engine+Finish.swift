@@ -34,7 +34,7 @@ extension Engine {
         self.publishWidgets(into: &operations)
         let revision = Revision(
             rev: self.rev, at: self.now, ops: operations, results: results,
-            transitions: self.changes.transitions, encodedOps: operations.encoded)
+            transitions: self.changes.transitions, encodedOps: operations.encoded, discards: self.changes.discards)
         self.changes = ChangeSet()
         return revision
     }

@@ -18,7 +18,8 @@ extension Engine {
     mutating func putProviderKey(_ put: APNsKeyPut) throws(APIError) -> JSONValue {
         let existing = self.apnsKeys[put.keyID]
         if existing == nil, self.apnsKeys.count >= EngineLimits.providerKeys {
-            throw EngineLimits.refuse("provider keys", EngineLimits.providerKeys, field: "/keyId")
+            throw EngineLimits.refuse(
+                "provider keys", EngineLimits.providerKeys, name: "provider_keys", field: "/keyId")
         }
         var key = ProviderKey(keyID: put.keyID, teamID: put.teamID, publicKey: put.publicKey, addedAt: self.now)
         // Putting the same key again changes nothing, not even when it was added.

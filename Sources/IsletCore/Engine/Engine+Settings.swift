@@ -111,7 +111,8 @@ extension Engine {
         try self.checkRenderBudget(compiled, app: put.app, target: put.target)
         let key = TemplateKey(app: put.app, target: put.target, slot: put.slot)
         if self.templates[key] == nil, self.templates.count(app: put.app) >= EngineLimits.templatesPerApp {
-            throw EngineLimits.refuse("templates per app", EngineLimits.templatesPerApp, field: "/target")
+            throw EngineLimits.refuse(
+                "templates per app", EngineLimits.templatesPerApp, name: "templates", field: "/target")
         }
         self.templates[TemplateKey(app: put.app, target: put.target, slot: put.slot)] = StoredTemplate(
             source: put.html, compiled: compiled)

@@ -85,7 +85,7 @@ extension Engine {
             throw APIError(.notFound, "no app \"\(app)\"; create it with app.upsert", field: "/app")
         }
         guard self.widgets.count < EngineLimits.widgets else {
-            throw EngineLimits.refuse("widgets", EngineLimits.widgets, field: "/id")
+            throw EngineLimits.refuse("widgets", EngineLimits.widgets, name: "widgets", field: "/id")
         }
         return Widget(id: upsert.id, app: app, kind: kind, family: family)
     }

@@ -34,6 +34,10 @@ public struct Engine: Sendable {
     var kindWidgets: TreeDictionary<String, TreeSet<String>> = [:]
     var templates = TemplateStore()
     var tokens: TreeDictionary<String, TokenOwner> = [:]
+    /// The retired tokens among `tokens`, in the order they are forgotten past their cap.
+    var retiredTokens = RetiredTokens()
+    /// The caps kept by letting go of the oldest (retired tokens, held pushes).
+    var bounds = DiscardBounds()
     /// Every live broadcast channel's app (channel ids are unique in a simulation).
     var channelApps: TreeDictionary<String, String> = [:]
     /// The activities subscribed to each channel id (kept after the channel is deleted).
@@ -186,7 +190,7 @@ enum TokenOwner: Sendable, Hashable {
     case activity(id: String)
     /// The token of a dismissed activity the device has since forgotten: APNs keeps answering
     /// 410 `Unregistered` for it (AP-4), so it is kept, and never handed out again, until its
-    /// app is deleted.
+    /// app is deleted or it is among the oldest past `EngineLimits.retiredTokens`.
     case retired(activity: String, app: String, dismissedAt: Instant)
 }
 

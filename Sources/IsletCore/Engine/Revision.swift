@@ -14,6 +14,26 @@ public struct Revision: Sendable, Hashable {
     public var transitions: Int
     /// The canonical encoding of `ops` (a JSON array), computed once for fan-out.
     public var encodedOps: [UInt8]
+    /// What the revision let go of to keep the world within its bounds (for `/metrics`).
+    public var discards = Discards()
+}
+
+/// What a revision let go of to keep the world within its bounds: counted by the server's
+/// metrics, each also visible in the state (a delivery record, or a token answering 400).
+public struct Discards: Sendable, Hashable {
+    /// Retired push tokens forgotten past `EngineLimits.retiredTokens` (AP-4).
+    public var retiredTokens = 0
+    /// Throttled pushes replaced by a newer one for the same activity or channel (AP-9).
+    public var coalescedPushes = 0
+    /// Throttled pushes dropped past `EngineLimits.throttledPerApp`.
+    public var droppedThrottled = 0
+    /// Deferred pushes dropped past `EngineLimits.deferredPerApp`.
+    public var droppedDeferred = 0
+
+    public init() {}
+
+    /// True when nothing was let go of.
+    public var isEmpty: Bool { self == Discards() }
 }
 
 /// What the revision in progress touched, so that only those subtrees are rebuilt and diffed.
@@ -55,6 +75,7 @@ struct ChangeSet: Sendable {
     var evaluations: [Int32] = []
     /// `/relevance` changed.
     var relevance = false
+    var discards = Discards()
 
     mutating func touchActivity(_ id: String, render: Bool) {
         self.activities.insert(id)

@@ -23,9 +23,10 @@ struct App: Sendable, Hashable {
     var pushToStartBudget = Budget()
     /// The last `deliveriesKept` delivery records (JSON objects), newest last.
     var deliveries: [JSONValue] = []
-    /// Priority-10 pushes over budget, applied when the budget returns (LA-11), oldest first.
+    /// Priority-10 pushes over budget, applied when the budget returns (LA-11), oldest first;
+    /// at most one per activity or channel (AP-9).
     var throttled: [PendingDelivery] = []
-    /// Priority-5 pushes waiting for their delivery instant (LA-11).
+    /// Priority-5 pushes waiting for their delivery instant (LA-11), oldest first.
     var deferred: [PendingDelivery] = []
     /// Every activity of this app still in the document.
     var activities: TreeSet<String> = []
@@ -69,8 +70,17 @@ struct Budget: Sendable, Hashable {
 /// A push delivery the engine holds for later: throttled (LA-11) or low priority with a delay.
 struct PendingDelivery: Sendable, Hashable {
     /// The command object as received (re-read when it is delivered).
-    var command: JSONValue
-    var receivedAt: Instant
+    let command: JSONValue
+    let receivedAt: Instant
     /// For deferred deliveries, the sequence of their deadline; 0 for throttled ones.
-    var deadline: UInt64
+    let deadline: UInt64
+    /// What it is for (read from `command`, so snapshots need not store it).
+    let target: HeldTarget
+
+    init(command: JSONValue, receivedAt: Instant, deadline: UInt64) {
+        self.command = command
+        self.receivedAt = receivedAt
+        self.deadline = deadline
+        self.target = HeldTarget(command)
+    }
 }

@@ -39,6 +39,9 @@ extension Engine {
         if root.object["retiredTokens"] != nil {
             for (token, owner) in try root.array("retiredTokens", restoreRetiredToken) { self.tokens[token] = owner }
         }
+        for token in self.retiredTokens.rebuild(from: self.tokens, cap: self.bounds.retiredTokens) {
+            self.tokens[token] = nil
+        }
         self.relevance = try restoreRelevance(try root.nested("relevance"))
         for member in try root.objectMember("kindMaxScores").members {
             guard let score = member.value.numberValue else { throw root.fail("kindMaxScores") }

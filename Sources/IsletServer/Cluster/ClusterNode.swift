@@ -313,8 +313,11 @@ final class ClusterNode {
                 let error =
                     exists
                     ? APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
-                    : APIError(.limitExceeded, "at most \(self.server.configuration.maxSimulations) simulations (--max-simulations)")
-                if let request { self.creations.removeValue(forKey: request)?(.failure(error)) }
+                    : self.server.simulationLimitError
+                if let request {
+                    self.server.metrics.refused(error)
+                    self.creations.removeValue(forKey: request)?(.failure(error))
+                }
                 return
             }
             self.loading[id] = epoch

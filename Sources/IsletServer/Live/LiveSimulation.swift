@@ -58,6 +58,8 @@ final class LiveSimulation {
     var publish: ([RevisionRecord]) -> Void = { _ in }
     /// Called once if a commit fails.
     var failed: (APIError) -> Void = { _ in }
+    /// Called with the error of each of this node's batches the engine refused, for metrics.
+    var refused: (APIError) -> Void = { _ in }
     /// Called after each successful commit with its number of records and how long it took
     /// (from handing the group over to its completion), for metrics.
     var committed: (_ records: Int, _ duration: Duration) -> Void = { _, _ in }
@@ -90,6 +92,7 @@ final class LiveSimulation {
             self.outbox.append(
                 Entry(record: RevisionRecord(cause: .commands(commands), wall: wall, revision: revision), reply: reply))
         } catch {
+            self.refused(error)
             if self.isIdle { return reply(.failure(error)) }
             self.outbox.append(Entry(error: error, reply: reply))
         }
@@ -189,6 +192,7 @@ final class LiveSimulation {
             if let record { records.append(record) }
             if case .tick = entry.cause, entry.request != nil { self.tickProposed = false }
             if let request = entry.request, let result, let reply = self.proposals.removeValue(forKey: request) {
+                if case .failure(let error) = result { self.refused(error) }
                 replies.append((reply, result))
             }
         }

@@ -66,8 +66,7 @@ extension IsletServer {
             throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
         }
         guard self.simulations.count < self.configuration.maxSimulations else {
-            throw APIError(
-                .limitExceeded, "at most \(self.configuration.maxSimulations) simulations (--max-simulations)")
+            throw self.simulationLimitError
         }
         guard let from = request.from else {
             let engine = Engine(
@@ -384,5 +383,15 @@ struct SimulationRequest {
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw APIError(.invalidArgument, "unknown member \"\(unknown)\"", field: prefix.appending(unknown))
         }
+    }
+}
+
+extension IsletServer {
+    /// The refusal of a simulation past `--max-simulations`.
+    var simulationLimitError: APIError {
+        var error = APIError(
+            .limitExceeded, "at most \(self.configuration.maxSimulations) simulations (--max-simulations)")
+        error.limit = "simulations"
+        return error
     }
 }

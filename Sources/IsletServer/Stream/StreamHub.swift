@@ -105,8 +105,10 @@ final class StreamHub {
             throw APIError(.conflict, "subscription \"\(id)\" exists on this connection", field: "/id")
         }
         guard connection.subscriptions.count < self.maxSubscriptions else {
-            throw APIError(
+            var error = APIError(
                 .limitExceeded, "at most \(self.maxSubscriptions) subscriptions per connection", field: "/id")
+            error.limit = "subscriptions"
+            throw error
         }
         connection.subscriptions[id] = StreamConnection.Subscription(id: id, simulation: simulation, path: path)
         connection.order.append(id)
@@ -406,7 +408,7 @@ final class StreamHub {
             self.counters.slowConsumerCloses += 1
             self.logger.debug("slow consumer closed", metadata: ["islet.conn.id": "\(id)"])
             self.transport.discardQueued(of: id)
-            self.transport.close(id, code: WebSocketCloseCode(1013), reason: "slow consumer")
+            self.transport.close(id, code: .tryAgainLater, reason: "slow consumer")
         }
     }
 }

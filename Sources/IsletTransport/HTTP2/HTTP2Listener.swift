@@ -36,7 +36,7 @@ final class HTTP2Listener {
 
     private func accept() {
         let client = UVTCPHandle(loop: self.transport.loop.uv)
-        guard self.listener.accept(into: client), self.transport.isAccepting, !self.transport.isShuttingDown,
+        guard self.listener.accept(into: client), self.transport.acceptsNewConnection(), !self.transport.isShuttingDown,
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()
@@ -90,6 +90,9 @@ final class HTTP2Listener {
             http.body = []
             http.bodyProblem = .tooLarge(limit: self.limits.maxBodyBytes)
         }
+        if !self.transport.admits(connection.id) {
+            http.connectionLimit = self.transport.configuration.maxConnections
+        }
         connection.waiting[request.streamID] = method
         self.transport.statistics.bytesReceived += UInt64(http.body.count)
         self.transport.delegate?.transport(self.transport, didReceive: http)
@@ -105,6 +108,7 @@ final class HTTP2Listener {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return }
         self.transport.logger.debug(
             "http2 connection closed", metadata: ["islet.conn.id": "\(connection.id)", "islet.reason": "\(reason)"])
+        self.transport.connectionEnded(connection.id)
         self.transport.statistics.openHTTPConnections -= 1
         self.transport.checkShutdown()
     }
