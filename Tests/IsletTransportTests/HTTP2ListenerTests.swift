@@ -29,10 +29,9 @@ final class HTTP2TestDelegate: TransportDelegate {
     func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {}
 }
 
-/// The transport and its delegate, touched only from jobs on the loop.
-final class HTTP2Box: @unchecked Sendable {
-    var transport: SocketTransport!
-    let delegate = HTTP2TestDelegate()
+typealias HTTP2Box = TransportBox<HTTP2TestDelegate>
+
+extension TransportBox where Delegate == HTTP2TestDelegate {
     var securePort: Int { self.transport.securePort! }
     var listener: HTTP2Listener { self.transport.secure! }
 }
@@ -47,23 +46,7 @@ func withHTTP2Transport(
     var configuration = TransportConfiguration(port: 0)
     configuration.tls = TransportConfiguration.TLS(certificatePath: cert, keyPath: key, port: 0)
     configure(&configuration)
-    try await withLiveTestLock {
-        let box = HTTP2Box()
-        let termination = try await withLoop { [configuration] loop in
-            try await loop.submit {
-                box.transport = try SocketTransport(loop: loop, configuration: configuration, logger: makeTestLogger())
-                box.transport.delegate = box.delegate
-            }
-            do { try await body(loop, box) } catch {
-                _ = try? await loop.submit { box.transport.shutdown(gracePeriod: .zero) {} }
-                throw error
-            }
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                loop.execute { box.transport.shutdown(gracePeriod: .seconds(2)) { continuation.resume() } }
-            }
-        }
-        #expect(termination.isClean)
-    }
+    try await withTransport(configuration, TransportBox(HTTP2TestDelegate()), body)
 }
 
 /// Runs `scripts/h2_limits_client.py command` to completion and returns its JSON line.

@@ -38,19 +38,29 @@ final class EchoDelegate: TransportDelegate {
 }
 
 /// The transport and its delegate, touched only from jobs on the loop.
-final class TransportBox: @unchecked Sendable {
+final class TransportBox<Delegate: TransportDelegate>: @unchecked Sendable {
     var transport: SocketTransport!
-    let delegate = EchoDelegate()
+    let delegate: Delegate
+
+    init(_ delegate: Delegate) { self.delegate = delegate }
 }
 
 /// Runs `body` with an echo transport on port 0, then shuts down and checks a clean loop close.
 func withEchoTransport(
     _ configuration: TransportConfiguration = TransportConfiguration(port: 0, subprotocols: ["echo.v1"]),
-    _ body: (EventLoop, TransportBox) async throws -> Void
+    _ body: (EventLoop, TransportBox<EchoDelegate>) async throws -> Void
+) async throws {
+    try await withTransport(configuration, TransportBox(EchoDelegate()), body)
+}
+
+/// Runs `body` with a transport configured so and `box`'s delegate, then shuts down and checks
+/// a clean loop close.
+func withTransport<Delegate>(
+    _ configuration: TransportConfiguration, _ box: TransportBox<Delegate>,
+    _ body: (EventLoop, TransportBox<Delegate>) async throws -> Void
 ) async throws {
     try await withLiveTestLock {
-        let box = TransportBox()
-        let termination = try await withLoop { loop in
+        let termination = try await withLoop { [configuration] loop in
             try await loop.submit {
                 box.transport = try SocketTransport(loop: loop, configuration: configuration, logger: makeTestLogger())
                 box.transport.delegate = box.delegate
