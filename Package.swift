@@ -80,7 +80,9 @@ let package = Package(
             ],
             swiftSettings: settings),
 
-        .testTarget(name: "IsletCoreTests", dependencies: ["IsletCore", "IsletTestSupport"], swiftSettings: settings),
+        .testTarget(
+            name: "IsletCoreTests", dependencies: ["IsletCore", "IsletTestSupport"], exclude: ["Golden/revision-1"],
+            swiftSettings: settings),
         .testTarget(name: "IsletRenderTests", dependencies: ["IsletRender", "IsletTestSupport"], swiftSettings: settings),
         .testTarget(name: "IsletStoreTests", dependencies: ["IsletStore", "IsletTestSupport"], swiftSettings: settings),
         .testTarget(

@@ -1,0 +1,59 @@
+import Foundation
+import IsletCore
+import Testing
+
+/// A log written by the revision-1 engine replays with today's engine, and its documents stay
+/// what they were except where a revision-2 rule changed them (see revision-1/README.md).
+@Suite struct GoldenLogTests {
+    /// A difference the revision allows: an operation kind on paths matching `pattern`
+    /// (`*` is one path segment), and the rule or addition that explains it.
+    struct Allowed {
+        var kind: PatchOperation.Kind
+        var pattern: [Substring]
+        var reason: String
+
+        init(_ kind: PatchOperation.Kind, _ pattern: String, _ reason: String) {
+            self.kind = kind
+            self.pattern = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
+            self.reason = reason
+        }
+
+        func matches(_ operation: PatchOperation) -> Bool {
+            let segments = operation.path.description.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard operation.kind == self.kind, segments.count == self.pattern.count else { return false }
+            return zip(segments, self.pattern).allSatisfy { $1 == "*" || $0 == $1 }
+        }
+    }
+
+    static let allowed: [Allowed] = []
+
+    static func lines(_ name: String, from file: String = #filePath) throws -> [JSONValue] {
+        let url = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("revision-1/\(name)")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try text.split(separator: "\n").map { try JSONParser.stored.parse(String($0)) }
+    }
+
+    @Test("the revision-1 golden log replays, and its documents differ only where a revision-2 rule says so")
+    func replay() throws {
+        let log = try Self.lines("log.jsonl")
+        let documents = try Self.lines("documents.jsonl")
+        let start = try Instant(rfc3339: "2026-11-22T00:00:00Z")
+        var engine = Engine(renderer: TestRenderer(), at: start, clock: .virtual(now: start, rate: 0, atWall: start))
+        var checkpoints = documents.makeIterator()
+        var next = checkpoints.next()
+        for (index, batch) in log.enumerated() {
+            _ = try engine.apply(try #require(batch.arrayValue), at: start)
+            while let checkpoint = next, checkpoint["batch"]?.numberValue == Double(index + 1) {
+                let old = try #require(checkpoint["document"])
+                let unexplained = JSONPatch.diff(from: old, to: engine.documentValue).filter { operation in
+                    !Self.allowed.contains { $0.matches(operation) }
+                }
+                #expect(
+                    unexplained.isEmpty,
+                    "after batch \(index + 1): \(unexplained.count) differences, first \(Array(unexplained.prefix(10)))")
+                next = checkpoints.next()
+            }
+        }
+        #expect(next == nil, "every golden document was compared")
+    }
+}
