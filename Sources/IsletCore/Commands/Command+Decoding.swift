@@ -55,7 +55,9 @@ extension FieldReader {
 
 extension DeviceUpsert {
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint"])
+        try reader.rejectUnknown([
+            "type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint", "iosVersion",
+        ])
         self.id = try reader.required("id", reader.identifier)
         self.model = try reader.string("model")
         if let model = self.model, DeviceModel.named(model) == nil {
@@ -67,6 +69,12 @@ extension DeviceUpsert {
         self.standby = try reader.bool("standby")
         self.nightMode = try reader.bool("nightMode")
         self.tint = try reader.string("tint", maxLength: 64)
+        if let text = try reader.string("iosVersion", maxLength: 16) {
+            guard let version = IOSVersion(text), version <= .newest else {
+                throw reader.fail("iosVersion", "expected an iOS version such as \"17.2\", at most \(IOSVersion.newest)")
+            }
+            self.iosVersion = version
+        }
         if let tint = self.tint, !tint.isEmpty, !isCSSColor(tint) {
             throw reader.fail("tint", "expected a CSS color, or \"\" to clear the tint")
         }

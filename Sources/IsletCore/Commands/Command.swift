@@ -55,6 +55,8 @@ public struct DeviceUpsert: Sendable, Hashable {
     public var nightMode: Bool?
     /// WK-8 extension: the Home Screen tint (a CSS color; `""` clears it).
     public var tint: String?
+    /// The iOS version the device runs (default the newest the catalog knows).
+    public var iosVersion: IOSVersion?
 }
 
 /// `app.upsert`: creates an app or changes the fields given.

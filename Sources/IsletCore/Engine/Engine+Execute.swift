@@ -39,6 +39,24 @@ extension Engine {
         }
     }
 
+    /// A device runs an iOS its model shipped with or newer, and uses only what that version
+    /// has: StandBy (17) and a tinted Home Screen (18) are refused on older versions.
+    private static func checkSoftware(_ device: Device, _ upsert: DeviceUpsert) throws(APIError) {
+        let versionField: JSONPointer = "/iosVersion"
+        if device.iosVersion < device.model.firstIOS {
+            throw APIError(
+                .invalidArgument,
+                "\(device.model.id) shipped with iOS \(device.model.firstIOS); iOS \(device.iosVersion) cannot run on it",
+                field: upsert.iosVersion == nil ? "/model" : versionField)
+        }
+        if device.standby {
+            try device.require(.standby, field: upsert.iosVersion == nil ? "/standby" : versionField)
+        }
+        if device.tint != nil {
+            try device.require(.accentedWidgets, field: upsert.iosVersion == nil ? "/tint" : versionField)
+        }
+    }
+
     private mutating func upsertDevice(_ upsert: DeviceUpsert) throws(APIError) -> JSONValue {
         let existing = self.devices[upsert.id]
         var device = existing ?? Device(id: upsert.id, model: DeviceModel.named(DeviceModel.defaultID)!)
@@ -55,6 +73,8 @@ extension Engine {
         if let standby = upsert.standby { device.standby = standby }
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
+        if let version = upsert.iosVersion { device.iosVersion = version }
+        try Self.checkSoftware(device, upsert)
         if existing == nil, self.devices.count >= EngineLimits.devices {
             throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }

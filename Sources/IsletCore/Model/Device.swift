@@ -10,6 +10,8 @@ struct Device: Sendable, Hashable {
     var locked = false
     var standby = false
     var nightMode = false
+    /// The iOS version it runs (default the newest); features gate on it (``Feature``).
+    var iosVersion = IOSVersion.newest
     /// The island's current expansion (LA-10 alert or PR-4 press), with its collapse deadline.
     var expansion: Expansion?
     /// Activities whose alerts wait for the island (PR-4: one at a time).
@@ -34,6 +36,17 @@ struct Device: Sendable, Hashable {
 
     /// LA-14: Always-On (locked, in StandBy, Night Mode) allows no animations.
     var isAlwaysOn: Bool { self.locked && self.standby && self.nightMode }
+
+    func supports(_ feature: Feature) -> Bool { self.iosVersion >= feature.introduced }
+
+    /// Refuses what this device's iOS version cannot do, as iOS does (`unsupported`).
+    func require(_ feature: Feature, field: JSONPointer) throws(APIError) {
+        guard !self.supports(feature) else { return }
+        throw APIError(
+            .conflict,
+            "unsupported: \(self.id) runs iOS \(self.iosVersion); \(feature.name) needs iOS \(feature.introduced)",
+            field: field)
+    }
 }
 
 /// A temporary presentation: the expanded island or a banner, until a deadline.

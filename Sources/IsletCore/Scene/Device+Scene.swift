@@ -12,6 +12,8 @@ extension Engine {
             "model": .string(model.id),
             "screen": ["width": .number(model.screenWidth), "height": .number(model.screenHeight)],
             "dynamicIsland": .bool(model.hasDynamicIsland),
+            "alwaysOnDisplay": .bool(model.hasAlwaysOnDisplay),
+            "iosVersion": .string(device.iosVersion.description),
             "geometry": model.geometryJSON,
             "appearance": .string(device.appearance.rawValue),
             "locked": .bool(device.locked),

@@ -161,6 +161,11 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
     for id in try reader.strings("alertQueue") { device.alertQueue.append(id) }
     for id in try reader.strings("bannerQueue") { device.bannerQueue.append(id) }
     device.tint = try reader.optionalString("tint")
+    // Snapshots from before revision 2 have no version: their devices ran the newest.
+    if let text = try reader.optionalString("iosVersion") {
+        guard let version = IOSVersion(text) else { throw reader.fail("iosVersion") }
+        device.iosVersion = version
+    }
     device.homeStacks = try reader.strings("homeStacks")
     device.homeWidgets = try reader.strings("homeWidgets")
     device.lockWidgets = try reader.strings("lockWidgets")

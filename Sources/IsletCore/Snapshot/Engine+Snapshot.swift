@@ -80,6 +80,7 @@ func snapshotJSON(_ device: Device) -> JSONValue {
         "banner": device.banner.map(snapshotJSON) ?? .null,
         "bannerQueue": .array(device.bannerQueue.elements.map(JSONValue.string)),
         "tint": device.tint.map(JSONValue.string) ?? .null,
+        "iosVersion": .string(device.iosVersion.description),
         "homeStacks": .array(device.homeStacks.map(JSONValue.string)),
         "homeWidgets": .array(device.homeWidgets.map(JSONValue.string)),
         "lockWidgets": .array(device.lockWidgets.map(JSONValue.string)),

@@ -122,6 +122,10 @@ import Testing
             ("iphone-16-plus", 430, 932, 250, 408, 62.33, []),
             ("iphone-16-pro", 402, 874, 230, 371, 52.33, ["compactSideWidth", "lockScreenWidth"]),
             ("iphone-16-pro-max", 440, 956, 250, 408, 62.33, ["compactSideWidth", "lockScreenWidth"]),
+            ("iphone-17", 402, 874, 230, 371, 52.33, ["compactSideWidth", "lockScreenWidth"]),
+            ("iphone-17-pro", 402, 874, 230, 371, 52.33, ["compactSideWidth", "lockScreenWidth"]),
+            ("iphone-17-pro-max", 440, 956, 250, 408, 62.33, ["compactSideWidth", "lockScreenWidth"]),
+            ("iphone-air", 420, 912, 230, 389, 52.33, ["compactSideWidth", "expandedWidth", "islandWidth", "lockScreenWidth"]),
         ])
     func pr5Geometry(
         model: String, width: Double, height: Double, island: Double, expanded: Double, side: Double, derived: [String]
