@@ -45,7 +45,7 @@ import Testing
         var checkpoints = documents.makeIterator()
         var next = checkpoints.next()
         for (index, batch) in log.enumerated() {
-            _ = try engine.apply(try #require(batch.arrayValue), at: start)
+            _ = try engine.apply(try #require(batch.arrayValue), at: start, admission: .logged)
             while let checkpoint = next, checkpoint["batch"]?.numberValue == Double(index + 1) {
                 let old = try #require(checkpoint["document"])
                 let unexplained = JSONPatch.diff(from: old, to: engine.documentValue).filter { operation in
