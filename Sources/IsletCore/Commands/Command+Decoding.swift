@@ -56,7 +56,7 @@ extension FieldReader {
 extension DeviceUpsert {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown([
-            "type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint", "iosVersion",
+            "type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint", "iosVersion", "timeZone",
         ])
         self.id = try reader.required("id", reader.identifier)
         self.model = try reader.string("model")
@@ -74,6 +74,12 @@ extension DeviceUpsert {
                 throw reader.fail("iosVersion", "expected an iOS version such as \"17.2\", at most \(IOSVersion.newest)")
             }
             self.iosVersion = version
+        }
+        if let name = try reader.string("timeZone", maxLength: 64) {
+            guard let zone = TimeZoneRule.named(name) else {
+                throw reader.fail("timeZone", "expected an IANA time zone such as \"Europe/Paris\" or \"UTC\"")
+            }
+            self.timeZone = zone
         }
         if let tint = self.tint, !tint.isEmpty, !isCSSColor(tint) {
             throw reader.fail("tint", "expected a CSS color, or \"\" to clear the tint")

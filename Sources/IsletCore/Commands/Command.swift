@@ -57,6 +57,8 @@ public struct DeviceUpsert: Sendable, Hashable {
     public var tint: String?
     /// The iOS version the device runs (default the newest the catalog knows).
     public var iosVersion: IOSVersion?
+    /// SS-7: the device's IANA time zone.
+    public var timeZone: TimeZoneRule?
 }
 
 /// `app.upsert`: creates an app or changes the fields given.

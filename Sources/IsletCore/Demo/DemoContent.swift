@@ -34,7 +34,7 @@ enum DemoContent {
 
     /// The content of an entry of `kind` at `instant`.
     static func content(_ kind: String, at instant: Instant) -> JSONValue {
-        let hour = hourOfDay(instant)
+        let hour = TimeZoneRule.utc.hourOfDay(instant)
         let day = Int(instant.millisecondsSinceEpoch.floorDivided(by: millisecondsPerDay))
         switch kind {
         case "weather": return self.weather(hour: hour, day: day)
@@ -176,12 +176,12 @@ enum DemoContent {
     /// candidate for its hour (`duration` 3600), asking for the next timeline in 6 hours (so at
     /// any time at least a day lies ahead, for forecasts).
     static func timeline(widget id: String, kind: String, at now: Instant) -> JSONValue {
-        let start = hourStart(now)
+        let start = TimeZoneRule.utc.hourStart(now)
         let entries: [JSONValue] = (0..<30).map { offset in
             let date = start.adding(milliseconds: Int64(offset) * millisecondsPerHour)
             return [
                 "date": .string(date.rfc3339), "content": self.content(kind, at: date),
-                "relevance": ["score": .number(self.score(kind, hour: hourOfDay(date))), "duration": 3600],
+                "relevance": ["score": .number(self.score(kind, hour: TimeZoneRule.utc.hourOfDay(date))), "duration": 3600],
             ]
         }
         return [

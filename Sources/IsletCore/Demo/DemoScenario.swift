@@ -117,7 +117,7 @@ public enum DemoScenario {
                     "type": "widget.upsert", "id": .string(widget.id), "app": .string(self.app(ofKind: widget.kind)),
                     "kind": .string(widget.kind), "family": .string(widget.family), "device": .string(device.id),
                     "url": .string("\(widget.kind)://widget"),
-                    "placeholder": DemoContent.content(widget.kind, at: hourStart(now)),
+                    "placeholder": DemoContent.content(widget.kind, at: TimeZoneRule.utc.hourStart(now)),
                 ])
                 batch.append(DemoContent.timeline(widget: widget.id, kind: widget.kind, at: now))
             }
@@ -133,7 +133,7 @@ public enum DemoScenario {
     /// Two weeks of use at the habitual minutes (photos on weekends only).
     private static func habitHistory(before now: Instant) -> [JSONValue] {
         var batch: [JSONValue] = []
-        let today = hourStart(now).adding(milliseconds: -Int64(hourOfDay(now)) * millisecondsPerHour)
+        let today = TimeZoneRule.utc.hourStart(now).adding(milliseconds: -Int64(TimeZoneRule.utc.hourOfDay(now)) * millisecondsPerHour)
         for device in self.devices {
             for day in 1...14 {
                 let midnight = today.adding(milliseconds: -Int64(day) * millisecondsPerDay)

@@ -74,12 +74,16 @@ extension Engine {
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
         if let version = upsert.iosVersion { device.iosVersion = version }
+        let rezoned = upsert.timeZone.map { $0 != device.timeZone } ?? false
+        if let zone = upsert.timeZone { device.timeZone = zone }
         try Self.checkSoftware(device, upsert)
         if existing == nil, self.devices.count >= EngineLimits.devices {
             throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
+        // SS-7: the device's hours moved; its stacks re-rank on the new grid.
+        if rezoned { for stack in device.homeStacks { self.requestEvaluation(of: stack) } }
         // WK-1, WK-8: sizes follow the model; rendering modes follow the tint and StandBy.
         if let existing,
             existing.model != device.model || existing.tint != device.tint

@@ -12,9 +12,10 @@ extension Engine {
 
     /// - Complexity: O(1) for the stack (by slot) and its ≤ 10 members; reads no widget.
     private mutating func evaluateStack(_ slot: Int32) {
+        let zone = self.stacks[slot: slot].flatMap { self.devices[$0.device]?.timeZone } ?? .utc
         let context = Stack.EvaluationContext(
             now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
-            habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000,
+            habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000, zone: zone,
             nextSequence: self.scheduler.nextSequence, mark: self.revisionMark)
         let result = self.stacks.modify(slot: slot) { stack -> (Stack.EvaluationOutcome, String, String) in
             stack.evaluationPending = false

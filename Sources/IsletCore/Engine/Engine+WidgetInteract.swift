@@ -29,7 +29,8 @@ extension Engine {
         widget.interactions += 1
         widget.lastInteractionAt = max(widget.lastInteractionAt ?? at, at)
         var habit = widget.habit ?? HabitHistory(reference: at)
-        habit.record(at, halfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000)
+        let zone = widget.device.flatMap { self.devices[$0]?.timeZone } ?? .utc
+        habit.record(at, zone: zone, halfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000)
         widget.habit = habit
         widget.dirty.insert(.usage)
         self.commit(widget)

@@ -12,6 +12,8 @@ struct Device: Sendable, Hashable {
     var nightMode = false
     /// The iOS version it runs (default the newest); features gate on it (``Feature``).
     var iosVersion = IOSVersion.newest
+    /// SS-7: the device's time zone (default UTC): its habits, hours and clock are local.
+    var timeZone = TimeZoneRule.utc
     /// The island's current expansion (LA-10 alert or PR-4 press), with its collapse deadline.
     var expansion: Expansion?
     /// Activities whose alerts wait for the island (PR-4: one at a time).

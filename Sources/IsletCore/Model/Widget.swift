@@ -222,9 +222,9 @@ struct HabitHistory: Sendable, Hashable {
     var reference: Instant
     var sums: [Double] = Array(repeating: 0, count: 24)
 
-    /// Adds one use at `instant`.
-    mutating func record(_ instant: Instant, halfLifeMilliseconds: Double) {
-        let hour = hourOfDay(instant)
+    /// Adds one use at `instant`, in the hour of day of `zone` (SS-7: the person's own hours).
+    mutating func record(_ instant: Instant, zone: TimeZoneRule, halfLifeMilliseconds: Double) {
+        let hour = zone.hourOfDay(instant)
         if instant > self.reference {
             let factor = decay(instant.milliseconds(since: self.reference), halfLifeMilliseconds)
             for index in 0..<24 { self.sums[index] *= factor }
@@ -251,23 +251,6 @@ func decay(_ elapsed: Int64, _ halfLifeMilliseconds: Double) -> Double {
 
 let millisecondsPerHour: Int64 = 3_600_000
 let millisecondsPerDay: Int64 = 86_400_000
-
-/// The UTC hour of day (0–23) of an instant. Islet's simulated person lives in UTC.
-func hourOfDay(_ instant: Instant) -> Int {
-    Int(instant.millisecondsSinceEpoch.floorDivided(by: millisecondsPerHour).floorModulo(24))
-}
-
-/// The start of the UTC hour that contains `instant`.
-func hourStart(_ instant: Instant) -> Instant {
-    Instant(
-        millisecondsSinceEpoch: instant.millisecondsSinceEpoch.floorDivided(by: millisecondsPerHour)
-            * millisecondsPerHour)
-}
-
-/// The next top of the hour strictly after `instant`.
-func nextHour(after instant: Instant) -> Instant {
-    hourStart(instant).adding(milliseconds: millisecondsPerHour)
-}
 
 /// The members of a widget's document entry, as a set of bits: a widget's JSON is not stored in
 /// the document but built from the model when read, and a revision replaces exactly the

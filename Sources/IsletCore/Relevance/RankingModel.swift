@@ -126,10 +126,10 @@ struct RelevanceOverrides: Sendable, Hashable {
 
 /// A step decay on the hour grid: 1 in the hour of `since`, halving at each top of the hour
 /// after it, 0 from the fourth; piecewise constant, so rankings change only at tops of hours.
-/// `current` is the start of the hour being evaluated.
-func hourlyDecay(since: Instant?, hourStart current: Instant) -> Double {
+/// `current` is the start of the hour being evaluated, in `zone`.
+func hourlyDecay(since: Instant?, hourStart current: Instant, zone: TimeZoneRule) -> Double {
     guard let since, since < current.adding(milliseconds: millisecondsPerHour) else { return 0 }
-    let hours = current.milliseconds(since: hourStart(since)) / millisecondsPerHour
+    let hours = current.milliseconds(since: zone.hourStart(since)) / millisecondsPerHour
     switch hours {
     case 0: return 1
     case 1: return 0.5

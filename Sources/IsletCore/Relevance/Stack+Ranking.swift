@@ -12,6 +12,8 @@ extension Stack {
         /// SS-5: rotations of one widget to the top per rolling 24 h.
         var cap: Int
         var habitHalfLifeMilliseconds: Double
+        /// SS-7: the stack's device's time zone, whose hours the hourly features follow.
+        var zone: TimeZoneRule
         /// The sequence the next scheduled deadline will get.
         var nextSequence: UInt64
         var mark: UInt64
@@ -84,7 +86,7 @@ extension Stack {
             self.touchMark = context.mark
             outcome.newlyTouched = true
         }
-        let next = self.nextChange(after: now, unblocksAt: unblocksAt)
+        let next = self.nextChange(after: now, unblocksAt: unblocksAt, zone: context.zone)
         if next != self.evaluationAt {
             self.evaluationAt = next
             self.evaluationDeadline = next == nil ? nil : context.nextSequence
@@ -96,8 +98,8 @@ extension Stack {
     /// SS-4: every member's features, contributions and score, best first.
     func rank(_ context: EvaluationContext) -> [RankedMember] {
         let now = context.now
-        let start = hourStart(now)
-        let hour = hourOfDay(now)
+        let start = context.zone.hourStart(now)
+        let hour = context.zone.hourOfDay(now)
         let topPosition = self.top.flatMap(self.memberIndex) ?? -1
         let weights = context.settings.weights
         // Members are read through a buffer pointer: copying a member would retain its strings
@@ -133,9 +135,9 @@ extension Stack {
                     let kindMax = members[index].kindMax
                     features.timeline = eligible && kindMax > 0 ? min(1, members[index].score / kindMax) : 0
                     if maxHabit > 0, index < values.count { features.habit = values[index] / maxHabit }
-                    features.freshness = hourlyDecay(since: members[index].changedAt, hourStart: start)
+                    features.freshness = hourlyDecay(since: members[index].changedAt, hourStart: start, zone: context.zone)
                     features.rotationPenalty =
-                        index == topPosition ? 0 : hourlyDecay(since: members[index].leftTopAt, hourStart: start)
+                        index == topPosition ? 0 : hourlyDecay(since: members[index].leftTopAt, hourStart: start, zone: context.zone)
                     let contributions = features.times(weights)
                     rows.append(
                         RankedMember(
@@ -189,10 +191,10 @@ extension Stack {
     /// The first instant after `now` at which the ranking or the rotation rules can change
     /// without a command or a transition: the end of a relevance window, the next top of the
     /// hour while an hourly feature is in play, or when a blocked rotation unblocks.
-    private func nextChange(after now: Instant, unblocksAt: Instant?) -> Instant? {
+    private func nextChange(after now: Instant, unblocksAt: Instant?, zone: TimeZoneRule) -> Instant? {
         var next = unblocksAt
         var hourly = false
-        let recent = hourStart(now).adding(milliseconds: -3 * millisecondsPerHour)
+        let recent = zone.hourStart(now).adding(milliseconds: -3 * millisecondsPerHour)
         self.members.withUnsafeBufferPointer { members in
             for index in members.indices {
                 let until = members[index].eligibleUntil
@@ -207,7 +209,7 @@ extension Stack {
             }
         }
         if hourly {
-            let hour = nextHour(after: now)
+            let hour = zone.nextHour(after: now)
             next = min(next ?? hour, hour)
         }
         return next

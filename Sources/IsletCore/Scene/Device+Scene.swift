@@ -14,6 +14,7 @@ extension Engine {
             "dynamicIsland": .bool(model.hasDynamicIsland),
             "alwaysOnDisplay": .bool(model.hasAlwaysOnDisplay),
             "iosVersion": .string(device.iosVersion.description),
+            "timeZone": .string(device.timeZone.identifier),
             "geometry": model.geometryJSON,
             "appearance": .string(device.appearance.rawValue),
             "locked": .bool(device.locked),

@@ -166,6 +166,10 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
         guard let version = IOSVersion(text) else { throw reader.fail("iosVersion") }
         device.iosVersion = version
     }
+    if let name = try reader.optionalString("timeZone") {
+        guard let zone = TimeZoneRule.named(name) else { throw reader.fail("timeZone") }
+        device.timeZone = zone
+    }
     device.homeStacks = try reader.strings("homeStacks")
     device.homeWidgets = try reader.strings("homeWidgets")
     device.lockWidgets = try reader.strings("lockWidgets")

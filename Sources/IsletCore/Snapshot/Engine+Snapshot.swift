@@ -81,6 +81,7 @@ func snapshotJSON(_ device: Device) -> JSONValue {
         "bannerQueue": .array(device.bannerQueue.elements.map(JSONValue.string)),
         "tint": device.tint.map(JSONValue.string) ?? .null,
         "iosVersion": .string(device.iosVersion.description),
+        "timeZone": .string(device.timeZone.identifier),
         "homeStacks": .array(device.homeStacks.map(JSONValue.string)),
         "homeWidgets": .array(device.homeWidgets.map(JSONValue.string)),
         "lockWidgets": .array(device.lockWidgets.map(JSONValue.string)),

@@ -28,6 +28,7 @@ import Testing
     static let allowed: [Allowed] = [
         Allowed(.add, "/devices/*/alwaysOnDisplay", "new field: the model's Always-On display (LA-17)"),
         Allowed(.add, "/devices/*/iosVersion", "new field: devices of old logs run the newest iOS"),
+        Allowed(.add, "/devices/*/timeZone", "new field (SS-7): devices of old logs live in UTC, as before"),
         // WK-10: every widget asked its provider when it was added, once more than before.
         Allowed(.replace, "/widgets/*/reload/count", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/lastAt", "WK-10"),

@@ -99,6 +99,33 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("SS-7 habits and tops of the hour follow the device's own time zone (Asia/Kolkata, +5:30)")
+    func ss7TimeZones() throws {
+        // Start is 08:00Z, 13:30 in Kolkata. Uses at 08:10Z on earlier days were at 13:40 there.
+        var sim = try Self.world([("lunch", "weather", 50), ("other", "news", 50)], weights: ["habit": 1])
+        let wrong = #expect(throws: APIError.self) {
+            try sim.run(["type": "device.upsert", "id": "d1", "timeZone": "Asia/Atlantis"])
+        }
+        #expect(wrong?.field == "/commands/0/timeZone")
+        try sim.run(["type": "device.upsert", "id": "d1", "timeZone": "Asia/Kolkata"])
+        #expect(sim.get("/devices/d1/timeZone") == "Asia/Kolkata")
+        for day in 1...3 { try sim.use("lunch", secondsAgo: Double(day) * 86_400 - 600) }
+        try sim.stack("s", ["other", "lunch"])
+        #expect(sim.rankingRow("s", "lunch")?["features"]?["habit"] == 1, "13:30 local: lunch hour")
+        // The local hour ends at 08:30Z: the stack re-ranks there, not at 09:00Z.
+        try sim.advance(seconds: 1799)
+        #expect(sim.rankingRow("s", "lunch")?["features"]?["habit"] == 1)
+        try sim.advance(seconds: 1)
+        #expect(sim.rankingRow("s", "lunch")?["features"]?["habit"] == 0, "14:00 local")
+        // Uses keep the local hour they happened in (13): in UTC it is now 8, an hour without uses.
+        try sim.run(["type": "device.upsert", "id": "d1", "timeZone": "UTC"])
+        #expect(sim.rankingRow("s", "lunch")?["features"]?["habit"] == 0, "re-ranked at once on the new grid")
+        try sim.run(["type": "device.upsert", "id": "d1", "timeZone": "Asia/Kolkata"])
+        let restored = try Engine(snapshot: sim.engine.snapshot(), renderer: TestRenderer())
+        #expect(restored.value(at: "/devices/d1/timeZone") == "Asia/Kolkata")
+        try sim.expectPatchesReplay()
+    }
+
     @Test(
         "SS-4 score = Σ weight × feature, features in [0, 1], contributions add up to the score exactly; habit follows use at this hour of day"
     )
