@@ -1,6 +1,7 @@
 // Simulated time. The document's /clock changes only at revisions, so the current simulated
 // instant is extrapolated from `now` and `rate` since the revision was received (docs/API.md).
-// Islet's instants are UTC, and the simulated iPhones show UTC wall time.
+// Islet's instants are UTC; each simulated iPhone shows the wall time of its own time zone
+// (`timeZone` on the device, an IANA name, SS-7). The dashboard's own clocks stay in UTC.
 
 export class SimClock {
   constructor() {
@@ -32,10 +33,26 @@ const pad = (n) => String(n).padStart(2, "0");
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
-/** `8:05` (iPhone status bar and Lock Screen style, 24-hour, no leading zero). */
-export const timeText = (ms) => {
-  const d = new Date(ms);
-  return `${d.getUTCHours()}:${pad(d.getUTCMinutes())}`;
+const formats = new Map();
+
+/** The calendar fields of `ms` in the IANA `zone` (UTC when the browser does not know it). */
+const localParts = (ms, zone = "UTC") => {
+  let format = formats.get(zone);
+  if (!format) {
+    const options = { hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", weekday: "short" };
+    try { format = new Intl.DateTimeFormat("en-US", { ...options, timeZone: zone }); }
+    catch { format = new Intl.DateTimeFormat("en-US", { ...options, timeZone: "UTC" }); }
+    formats.set(zone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  const weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(parts.weekday);
+  return { hour: Number(parts.hour), minute: Number(parts.minute), day: Number(parts.day), month: Number(parts.month) - 1, weekday };
+};
+
+/** `8:05` in the device's zone (iPhone status bar and Lock Screen style, 24-hour, no leading zero). */
+export const timeText = (ms, zone) => {
+  const d = localParts(ms, zone);
+  return `${d.hour}:${pad(d.minute)}`;
 };
 
 /** `08:05:09`. */
@@ -44,16 +61,16 @@ export const clockText = (ms) => {
   return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 };
 
-/** `Sunday 22 November`. */
-export const dateText = (ms) => {
-  const d = new Date(ms);
-  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+/** `Sunday 22 November` in the device's zone. */
+export const dateText = (ms, zone) => {
+  const d = localParts(ms, zone);
+  return `${WEEKDAYS[d.weekday]} ${d.day} ${MONTHS[d.month]}`;
 };
 
-/** `Sun 22`. */
-export const shortDateText = (ms) => {
-  const d = new Date(ms);
-  return `${WEEKDAYS[d.getUTCDay()].slice(0, 3)} ${d.getUTCDate()}`;
+/** `Sun 22` in the device's zone. */
+export const shortDateText = (ms, zone) => {
+  const d = localParts(ms, zone);
+  return `${WEEKDAYS[d.weekday].slice(0, 3)} ${d.day}`;
 };
 
 /** `2026-11-22T08:05:00Z` (RFC 3339, whole seconds). */

@@ -77,6 +77,7 @@ export class HomeView {
 
   update(ctx) {
     const { device, widgets, apps, stacks, animate } = ctx;
+    this.zone = device.timeZone;
     updateFrame(this.parts, device);
     this.island.update(ctx);
     this.banner.update(ctx);
@@ -132,7 +133,7 @@ export class HomeView {
     setText(el.lastElementChild, apps[cell.id]?.name ?? "");
   }
 
-  tick(now) { updateStatusBar(this.status, timeText(now)); }
+  tick(now) { updateStatusBar(this.status, timeText(now, this.zone)); }
 }
 
 function appIcon() {

@@ -22,6 +22,7 @@ export class IslandView {
   }
 
   update(ctx) {
+    this.zone = ctx.device.timeZone;
     updateFrame(this.parts, ctx.device);
     this.island.update(ctx);
     this.banner.update(ctx);
@@ -31,5 +32,5 @@ export class IslandView {
     this.tick(ctx.now);
   }
 
-  tick(now) { updateStatusBar(this.status, timeText(now)); }
+  tick(now) { updateStatusBar(this.status, timeText(now, this.zone)); }
 }

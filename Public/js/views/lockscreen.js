@@ -33,6 +33,7 @@ export class LockScreenView {
 
   update(ctx) {
     const { device, activities, apps, widgets, animate, now } = ctx;
+    this.zone = device.timeZone;
     const hw = updateFrame(this.parts, device);
     this.parts.screen.dataset.hardware = hw.kind;
     this.camera.hidden = !device.dynamicIsland;
@@ -57,8 +58,8 @@ export class LockScreenView {
 
   /** Updates the clock faces (called every second). */
   tick(now) {
-    updateStatusBar(this.status, timeText(now));
-    setText(this.time, timeText(now));
-    setText(this.date, this.inlineWidget ? shortDateText(now) : dateText(now));
+    updateStatusBar(this.status, timeText(now, this.zone));
+    setText(this.time, timeText(now, this.zone));
+    setText(this.date, this.inlineWidget ? shortDateText(now, this.zone) : dateText(now, this.zone));
   }
 }

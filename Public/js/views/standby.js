@@ -26,6 +26,7 @@ export class StandByView {
 
   update(ctx) {
     const { device, activities, apps, widgets, animate, now } = ctx;
+    this.zone = device.timeZone;
     updateFrame(this.parts, device);
     const standby = device.scene?.standby ?? null;
     // Off: a preview of what StandBy would show (the top island activity, PR-7), dimmed.
@@ -65,8 +66,8 @@ export class StandByView {
   }
 
   tick(now) {
-    setText(this.clock, timeText(now));
-    setText(this.date, dateText(now));
+    setText(this.clock, timeText(now, this.zone));
+    setText(this.date, dateText(now, this.zone));
   }
 }
 
