@@ -28,6 +28,21 @@ import Testing
     static let allowed: [Allowed] = [
         Allowed(.add, "/devices/*/alwaysOnDisplay", "new field: the model's Always-On display (LA-17)"),
         Allowed(.add, "/devices/*/iosVersion", "new field: devices of old logs run the newest iOS"),
+        Allowed(.add, "/devices/*/foregroundApp", "new field (LA-16): no app is on an old log's screens"),
+        Allowed(.add, "/activities/*/device", "new field (LA-15): an old log's activities run on its default device"),
+        Allowed(.add, "/apps/*/attributesTypes", "new field: old logs' apps declare no attributes types"),
+        Allowed(.add, "/apps/*/pushToStartTokens", "new field: so they have no per-type push-to-start tokens"),
+        // LA-15: an old log's activities run on its default device (the first by id), so the other
+        // devices' scenes lose them: Lock Screen entries go, islands show less or nothing.
+        Allowed(.remove, "/devices/*/scene/lockScreen/activities/*", "LA-15: only the activity's device shows it"),
+        Allowed(
+            .replace, "/devices/*/scene/lockScreen/activities/*",
+            "LA-15: the same removals, where the diff shifts the remaining entries down"),
+        Allowed(.remove, "/devices/*/scene/island/minimal/*", "LA-15: fewer apps in another device's island"),
+        Allowed(.replace, "/devices/*/scene/island/mode", "LA-15: fewer activities in another device's island"),
+        Allowed(.replace, "/devices/*/scene/island/width", "LA-15: an island with less to show"),
+        Allowed(.replace, "/devices/*/scene/island/compact", "LA-15: another device's island shows its own"),
+        Allowed(.replace, "/devices/*/scene/standby", "LA-15: StandBy shows the device's own top activity"),
     ]
 
     static func lines(_ name: String, from file: String = #filePath) throws -> [JSONValue] {
