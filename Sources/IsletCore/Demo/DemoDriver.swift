@@ -22,15 +22,16 @@ public enum DemoDriver {
         return batches.filter { !$0.isEmpty }
     }
 
-    /// LA-16 in the demo: two minutes into each tea timer the person opens the Timer app on the
-    /// iPhone 15 Pro for two minutes; the timer leaves that island and comes back.
-    /// `current` reads a device's `foregroundApp`.
+    /// LA-16 in the demo: at halftime of each game the person opens the Scores app on the
+    /// iPhone 15 Pro for six minutes (26–32 minutes into the game); the game leaves that island
+    /// (the other apps' activities take its place) and comes back. `current` reads a device's
+    /// `foregroundApp`.
     static func foreground(at now: Instant, current: (String) -> JSONValue?) -> [JSONValue] {
-        let device = DemoCycle.timer.device
-        let elapsed = now.millisecondsSinceEpoch - now.millisecondsSinceEpoch.floorDivided(by: DemoCycle.timer.period)
-            * DemoCycle.timer.period
-        let open = (DemoCycle.minutes(2)..<DemoCycle.minutes(4)).contains(elapsed)
-        let wanted: JSONValue = open ? .string(DemoCycle.timer.app) : .null
+        let device = "iphone-15-pro"
+        let period = DemoCycle.minutes(90)
+        let elapsed = now.millisecondsSinceEpoch - now.millisecondsSinceEpoch.floorDivided(by: period) * period
+        let open = (DemoCycle.minutes(26)..<DemoCycle.minutes(32)).contains(elapsed)
+        let wanted: JSONValue = open ? "com.example.scores" : .null
         guard (current(device) ?? .null) != wanted else { return [] }
         return [["type": "device.upsert", "id": .string(device), "foregroundApp": wanted]]
     }
