@@ -81,7 +81,7 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(
-            name: "IsletCoreTests", dependencies: ["IsletCore", "IsletTestSupport"], exclude: ["Golden/revision-1"],
+            name: "IsletCoreTests", dependencies: ["IsletCore", "IsletTestSupport"], exclude: ["Golden/revision-1", "Time/time-zone-vectors"],
             swiftSettings: settings),
         .testTarget(name: "IsletRenderTests", dependencies: ["IsletRender", "IsletTestSupport"], swiftSettings: settings),
         .testTarget(name: "IsletStoreTests", dependencies: ["IsletStore", "IsletTestSupport"], swiftSettings: settings),

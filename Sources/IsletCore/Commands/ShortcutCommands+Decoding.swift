@@ -69,10 +69,11 @@ extension ShortcutRun {
     }
 }
 
-/// SC-1's phrase rules: the app name (or `${applicationName}`) appears, and at most one
-/// parameter token, which must be the shortcut's parameter.
+/// The phrase rules: SC-3's application-name token exactly once (SC-1's looser "the app name
+/// or the token" for phrases replayed from a revision-1 log), and at most one parameter token,
+/// which must be the shortcut's parameter.
 /// - Returns: a problem description, or `nil` when the phrase is acceptable.
-func phraseProblem(_ phrase: String, appName: String, parameter: String?) -> String? {
+func phraseProblem(_ phrase: String, appName: String, parameter: String?, admission: Admission) -> String? {
     var tokens: [String] = []
     var rest = phrase[...]
     while let open = rest.firstRange(of: "${") {
@@ -82,10 +83,15 @@ func phraseProblem(_ phrase: String, appName: String, parameter: String?) -> Str
         tokens.append(String(rest[open.upperBound..<close]))
         rest = rest[rest.index(after: close)...]
     }
-    let mentionsApp =
-        tokens.contains("applicationName") || phrase.lowercased().contains(appName.lowercased())
-    guard mentionsApp else {
+    let nameTokens = tokens.count { $0 == "applicationName" }
+    switch admission {
+    case .new where nameTokens != 1:
+        return nameTokens == 0
+            ? "SC-3: every phrase contains ${applicationName} once (the app's name as plain text does not count)"
+            : "SC-3: ${applicationName} appears \(nameTokens) times; a phrase contains it exactly once"
+    case .logged where nameTokens == 0 && !phrase.lowercased().contains(appName.lowercased()):
         return "SC-1: every phrase includes the app name (\"\(appName)\" or ${applicationName})"
+    default: break
     }
     let parameters = tokens.filter { $0 != "applicationName" }
     if parameters.count > 1 { return "SC-1: a phrase holds at most one parameter" }

@@ -87,7 +87,7 @@ public enum DemoScenario {
         [
             [
                 "type": "shortcut.upsert", "app": "com.example.coffee", "id": "order-usual", "title": "Order my usual",
-                "phrases": ["Order my usual from ${applicationName}", "Get a ${drink} from Coffee"],
+                "phrases": ["Order my usual from ${applicationName}", "Get a ${drink} from ${applicationName}"],
                 "parameter": ["name": "drink", "values": ["Flat white", "Latte", "Cold brew"]],
                 "intent": [
                     "type": "liveActivity", "attributesType": "CoffeeDeliveryAttributes",

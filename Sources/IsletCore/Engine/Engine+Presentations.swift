@@ -105,8 +105,9 @@ extension Engine {
     }
 
     /// `island.press`: a long press expands `activity` (or what the island shows) for
-    /// `pressExpandedSeconds`, interrupting an alert. A press on an island that shows nothing
-    /// does nothing (result `{"activity": null}`), as on a phone.
+    /// `pressExpandedSeconds`, interrupting an alert. A press on an island that shows nothing is
+    /// refused; replayed from a log it does nothing: a revision-1 log may press an island that
+    /// showed another device's activity then (LA-15).
     mutating func press(_ command: IslandPress) throws(APIError) -> JSONValue {
         guard let device = self.devices[command.device] else {
             throw APIError(.notFound, "no device \"\(command.device)\"", field: "/device")
@@ -136,10 +137,15 @@ extension Engine {
             }
             target = id
         } else {
-            guard let shown = self.islandPick(on: command.device).primary?.id else { return ["activity": .null] }
+            guard let shown = self.islandPick(on: command.device).primary?.id else {
+                guard case .logged = self.admission else {
+                    throw APIError(.conflict, "the island shows no activity to expand", field: "/device")
+                }
+                return [:]
+            }
             target = shown
         }
         self.expand(command.device, activity: target, reason: .press)
-        return ["activity": .string(target)]
+        return [:]
     }
 }

@@ -35,7 +35,8 @@ extension Engine {
         }
         if let intent = upsert.intent { shortcut.intent = Self.intent(intent) }
         for (position, phrase) in shortcut.phrases.enumerated() {
-            if let problem = phraseProblem(phrase, appName: app.name, parameter: shortcut.parameter?.name) {
+            if let problem = phraseProblem(
+                phrase, appName: app.name, parameter: shortcut.parameter?.name, admission: self.admission) {
                 throw APIError(.invalidArgument, problem, field: JSONPointer(tokens: ["phrases", String(position)]))
             }
         }

@@ -9,6 +9,9 @@ internal import HashTreeCollections
 /// while fewer than `widgetReloadsPerDay` charged reloads fall in the last 24 h (WK-4); a free
 /// one happens at once. One reload waits per widget: a later request joins the earlier one.
 extension Engine {
+    /// WK-10: the reasons of the free reload that asks a new or reconfigured widget's provider.
+    static let timelineRequestReasons: Set<String> = ["created", "configured"]
+
     /// `widget.reload` for one widget or every widget of a kind.
     mutating func reloadWidgets(_ request: WidgetReloadRequest) throws(APIError) -> JSONValue {
         let notBefore = max(request.at ?? self.now, self.now)
@@ -67,7 +70,8 @@ extension Engine {
         let limit = self.configuration.widgetReloadsPerDay
         guard limit > 0 else { return nil }
         var earliest = notBefore
-        if let last = widget.reload.lastAt {
+        // WK-10's first request for a timeline is not a refresh: the next one need not wait.
+        if let last = widget.reload.lastAt, !Self.timelineRequestReasons.contains(widget.reload.lastReason ?? "") {
             earliest = max(earliest, last.adding(seconds: self.configuration.widgetMinReloadIntervalSeconds))
         }
         let charges = widget.reload.charges.filter { $0.adding(milliseconds: millisecondsPerDay) > earliest }

@@ -46,9 +46,19 @@ extension Engine {
         if !contents.isEmpty {
             try self.checkRenderBudget(app: widget.app, kind: widget.kind, contents: contents, field: "/configuration")
         }
+        let reconfigured = existing != nil && upsert.configuration.map { $0 != widget.configuration } == true
         if let configuration = upsert.configuration {
             widget.configuration = configuration
             widget.dirty.insert(.configuration)
+        }
+        if reconfigured {
+            // WK-10: the old timeline was for the old configuration; the placeholder shows
+            // until the provider answers for the new one.
+            widget.timeline = Timeline()
+            widget.current = nil
+            widget.held = nil
+            widget.entryDeadline = nil
+            widget.dirty.formUnion([.timeline, .current, .tap])
         }
         if let placeholder = upsert.placeholder {
             widget.placeholder = placeholder
@@ -67,6 +77,11 @@ extension Engine {
         if before.device != widget.device || before.family != widget.family {
             self.unplace(widget.id, from: before.device)
             self.place(widget.id, family: widget.family, on: widget.device)
+        }
+        // WK-10: a new or reconfigured widget asks its provider for a timeline at once (free).
+        if existing == nil || reconfigured {
+            _ = self.requestReload(widget.id, reason: existing == nil ? "created" : "configured", notBefore: self.now)
+            if reconfigured { self.refreshMember(widget.id) }
         }
         return [:]
     }

@@ -55,6 +55,8 @@ public struct Engine: Sendable {
     var sceneBase = SceneBase()
     /// What the revision in progress touched; empty between revisions.
     var changes = ChangeSet()
+    /// Whether the batch in progress is new or replayed from a log; `.new` between revisions.
+    var admission = Admission.new
 
     /// Builds an empty simulation whose document exists at revision 0.
     /// - Parameters:

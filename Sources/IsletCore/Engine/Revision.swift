@@ -89,7 +89,10 @@ extension Engine {
     ///   engine is then unchanged.
     /// - Complexity: O(log n) per entity each command touches, plus the size of the changed
     ///   subtrees; never O(n) in the number of entities.
-    public mutating func apply(_ commands: [JSONValue], at wall: Instant) throws(APIError) -> Revision {
+    ///   - admission: `.logged` when replaying a log, whose records were admitted when written.
+    public mutating func apply(_ commands: [JSONValue], at wall: Instant, admission: Admission = .new)
+        throws(APIError) -> Revision
+    {
         var decoded: [Command] = []
         decoded.reserveCapacity(commands.count)
         for (index, json) in commands.enumerated() {
@@ -99,14 +102,18 @@ extension Engine {
                 throw error.nested(under: JSONPointer(tokens: ["commands", String(index)]))
             }
         }
-        return try self.apply(decoded, at: wall)
+        return try self.apply(decoded, at: wall, admission: admission)
     }
 
-    /// Applies a batch of decoded commands atomically (see ``apply(_:at:)-JSONValue``).
-    public mutating func apply(_ commands: [Command], at wall: Instant) throws(APIError) -> Revision {
+    /// Applies a batch of decoded commands atomically (see ``apply(_:at:admission:)-JSONValue``).
+    public mutating func apply(_ commands: [Command], at wall: Instant, admission: Admission = .new)
+        throws(APIError) -> Revision
+    {
         guard !commands.isEmpty else {
             throw APIError(.invalidArgument, "a batch needs at least one command", field: "/commands")
         }
+        self.admission = admission
+        defer { self.admission = .new }
         if commands.count == 1, case .clockAdvance(let advance) = commands[0], self.canAdvanceClock(advance) {
             // A lone clock.advance cannot fail once its arguments are checked: it runs on the
             // engine itself, so advancing a large world does not copy every entity it changes.
@@ -198,4 +205,14 @@ extension Engine {
         scheduler.compactIfGrown { self.isLive($0) }
         self.scheduler = scheduler
     }
+}
+
+/// Whether a batch is admitted now or replayed from a log that admitted it earlier.
+///
+/// A few revision-2 rules only refuse what revision 1 accepted (SC-3's phrase token). A log
+/// written before them must still replay, so such admission rules check new batches only;
+/// every rule that changes what a command does applies to both.
+public enum Admission: Sendable {
+    case new
+    case logged
 }

@@ -50,7 +50,7 @@ public enum LogReplay {
         case .batch:
             let commands = try Self.commands(of: record)
             do {
-                revision = try engine.apply(commands, at: wall)
+                revision = try engine.apply(commands, at: wall, admission: .logged)
             } catch {
                 throw Mismatch(sequence: record.sequence, reason: "the engine refuses its batch (\(error))")
             }

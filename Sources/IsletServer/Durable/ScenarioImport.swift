@@ -144,7 +144,8 @@ struct ScenarioReplayer {
 
     private mutating func record(_ cause: RevisionRecord.Cause) throws(APIError) -> (LogRecord, Revision) {
         guard case .commands(let commands) = cause else { preconditionFailure("ticks are not applied as batches") }
-        let revision = try self.engine.apply(commands, at: self.wall)
+        // A scenario is an exported log: its batches were admitted when they were recorded.
+        let revision = try self.engine.apply(commands, at: self.wall, admission: .logged)
         return Self.pair(RevisionRecord(cause: cause, wall: self.wall, revision: revision))
     }
 

@@ -74,7 +74,7 @@ import Testing
         var sim = try Simulation.widgets()
         try sim.run(["type": "relevance.setWeights", "weights": ["habit": 2], "minDwellSeconds": 0])
         try sim.run([
-            "type": "shortcut.upsert", "app": "coffee", "id": "order", "phrases": ["Order with coffee"],
+            "type": "shortcut.upsert", "app": "coffee", "id": "order", "phrases": ["Order with ${applicationName}"],
             "intent": [
                 "type": "liveActivity", "attributesType": "CoffeeDeliveryAttributes", "content": ["state": [:]],
             ],

@@ -228,6 +228,9 @@ import Testing
         try sim.setUp()
         try sim.addWidget("w1")
         try sim.addWidget("w2", kind: "news")
+        // WK-10: each asked its provider when it was added; the provider answers.
+        try sim.setTimeline("w1", [sim.entry(0)], policy: "never")
+        try sim.setTimeline("w2", [sim.entry(0)], policy: "never")
         #expect(sim.get("/apps/coffee/widgetPushToken")?.stringValue?.count == 64)
         let revision = try sim.run(["type": "widget.push", "app": "coffee", "delivery": ["apnsId": "w-1"]])
         #expect(revision.results[0]["applied"] == true)

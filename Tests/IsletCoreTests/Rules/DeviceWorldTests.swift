@@ -28,14 +28,17 @@ import Testing
         #expect(sim.get("/devices/d2/scene/island/mode") == "expanded")
         #expect(sim.get("/devices/d1/scene/island/mode") == "compact")
         #expect(sim.get("/devices/se/scene/banner") == .null)
-        // A press names an activity of its own device only; an empty island does nothing.
+        // A press names an activity of its own device only; an empty island is refused, and
+        // does nothing when replayed from a log (revision 1's press showed another device's).
         let other = #expect(throws: APIError(.conflict, "")) {
             try sim.run(["type": "island.press", "device": "d1", "activity": "a1"])
         }
         #expect(other?.field == "/commands/0/activity")
         try sim.run(["type": "activity.end", "id": "a1", "dismissalPolicy": "immediate"])
-        let press = try sim.run(["type": "island.press", "device": "d2"])
-        #expect(press.results == [["activity": .null]])
+        #expect(throws: APIError(.conflict, "")) { try sim.run(["type": "island.press", "device": "d2"]) }
+        let press = try sim.engine.apply([["type": "island.press", "device": "d2"]], at: sim.wall, admission: .logged)
+        #expect(press.results == [[:]])
+        sim.revisions.append(press)
         try sim.expectPatchesReplay()
     }
 

@@ -31,24 +31,24 @@ import Testing
         var sim = try Self.world()
         let noName = #expect(throws: APIError.self) { try sim.run(Self.upsert("x", phrases: ["Start a countdown"])) }
         #expect(noName?.field == "/commands/0/phrases/0")
-        #expect(noName?.message.hasPrefix("SC-1") == true)
+        #expect(noName?.message.hasPrefix("SC-3") == true)
         let two = #expect(throws: APIError.self) {
             try sim.run(
                 Self.upsert(
-                    "x", phrases: ["Start ${duration} ${sound} in Timer"],
+                    "x", phrases: ["Start ${duration} ${sound} in ${applicationName}"],
                     parameter: ["name": "duration", "values": ["5 minutes"]]))
         }
         #expect(two?.message.contains("at most one parameter") == true)
         #expect(throws: APIError.self) {
-            try sim.run(Self.upsert("x", phrases: ["Timer"], parameter: ["name": "duration", "values": []]))
+            try sim.run(Self.upsert("x", phrases: ["${applicationName}"], parameter: ["name": "duration", "values": []]))
         }
-        #expect(throws: APIError.self) { try sim.run(Self.upsert("x", phrases: ["Start ${duration} with Timer"])) }
+        #expect(throws: APIError.self) { try sim.run(Self.upsert("x", phrases: ["Start ${duration} with ${applicationName}"])) }
         try sim.run(
             Self.upsert(
-                "start", phrases: ["Start a ${duration} timer with ${applicationName}", "New timer in Timer"],
+                "start", phrases: ["Start a ${duration} timer with ${applicationName}", "New timer in ${applicationName}"],
                 parameter: ["name": "duration", "values": ["3 minutes", "5 minutes"]]))
-        for index in 1..<10 { try sim.run(Self.upsert("s\(index)", phrases: ["Timer \(index)"])) }
-        let eleventh = #expect(throws: APIError.self) { try sim.run(Self.upsert("s10", phrases: ["Timer 10"])) }
+        for index in 1..<10 { try sim.run(Self.upsert("s\(index)", phrases: ["${applicationName} \(index)"])) }
+        let eleventh = #expect(throws: APIError.self) { try sim.run(Self.upsert("s10", phrases: ["${applicationName} 10"])) }
         #expect(eleventh?.code == .limitExceeded)
         #expect(sim.get("/apps/timer/shortcuts")?.arrayValue?.count == 10)
         let value = #expect(throws: APIError.self) {
@@ -56,8 +56,30 @@ import Testing
         }
         #expect(value?.field == "/commands/0/parameterValue")
         try sim.run(["type": "shortcut.delete", "app": "timer", "id": "s9"])
-        try sim.run(Self.upsert("s10", phrases: ["Timer 10"]))
+        try sim.run(Self.upsert("s10", phrases: ["${applicationName} 10"]))
         try sim.expectPatchesReplay()
+    }
+
+    @Test("SC-3 every phrase holds ${applicationName} exactly once; the app's name as plain text does not count")
+    func sc3ApplicationNameToken() throws {
+        var sim = try Self.world()
+        for (phrase, message) in [
+            ("Start a timer with Timer", "SC-3: every phrase contains ${applicationName} once"),
+            ("${applicationName}, start ${applicationName}", "SC-3: ${applicationName} appears 2 times"),
+        ] {
+            let before = sim.engine.documentValue
+            let error = #expect(throws: APIError.self) { try sim.run(Self.upsert("x", phrases: ["Hi ${applicationName}", phrase])) }
+            #expect(error?.field == "/commands/0/phrases/1")
+            #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "")")
+            #expect(sim.engine.documentValue == before)
+        }
+        // A revision-1 log kept plain-name phrases (SC-1); replaying it must not refuse them.
+        _ = try sim.engine.apply([Self.upsert("old", phrases: ["Start a timer with Timer"])], at: sim.wall, admission: .logged)
+        #expect(sim.get("/apps/timer/shortcuts/0/phrases") == ["Start a timer with Timer"])
+        let stillSC1 = #expect(throws: APIError.self) {
+            try sim.engine.apply([Self.upsert("y", phrases: ["Start a countdown"])], at: sim.wall, admission: .logged)
+        }
+        #expect(stillSC1?.message.hasPrefix("SC-1") == true)
     }
 
     @Test(
@@ -74,10 +96,10 @@ import Testing
         #expect(visibility?.message.hasPrefix("visibility") == true)
         try sim.run(
             Self.upsert(
-                "start", phrases: ["Start a ${duration} timer with Timer"],
+                "start", phrases: ["Start a ${duration} timer with ${applicationName}"],
                 parameter: ["name": "duration", "values": ["3 minutes", "5 minutes"]]))
-        try sim.run(Self.upsert("open", phrases: ["Open Timer"], intent: ["type": "openApp"]))
-        try sim.run(Self.upsert("log", phrases: ["Log a break in Timer"], intent: ["type": "action"]))
+        try sim.run(Self.upsert("open", phrases: ["Open ${applicationName}"], intent: ["type": "openApp"]))
+        try sim.run(Self.upsert("log", phrases: ["Log a break in ${applicationName}"], intent: ["type": "action"]))
         #expect(sim.get("/apps/timer/shortcuts")?.arrayValue?.map { $0["id"] } == ["start", "open", "log"])
         let result = try sim.run([
             "type": "shortcut.run", "app": "timer", "id": "start", "parameterValue": "5 minutes", "activityId": "t1",

@@ -136,13 +136,41 @@ import Testing
         ]).results[0]
         #expect(later == ["scheduledAt": "2026-11-22T08:05:00Z"], "a later request joins the waiting one")
         try sim.advance(seconds: 239)
-        #expect(sim.get("/widgets/w/reload/count") == 1)
+        #expect(sim.get("/widgets/w/reload/count") == 2, "WK-10's request at creation and the first")
         try sim.advance(seconds: 1)
-        #expect(sim.get("/widgets/w/reload/count") == 2)
+        #expect(sim.get("/widgets/w/reload/count") == 3)
         #expect(sim.get("/widgets/w/reload/lastAt") == "2026-11-22T08:05:00Z")
         let free = try sim.run(["type": "widget.reload", "id": "w", "reason": "intent"]).results[0]
         #expect(free == ["scheduledAt": "2026-11-22T08:05:00Z"])
-        #expect(sim.get("/widgets/w/reload/count") == 3)
+        #expect(sim.get("/widgets/w/reload/count") == 4)
+        try sim.expectPatchesReplay()
+    }
+
+    @Test(
+        "WK-10 a new widget and a reconfigured one ask their provider at once (free), showing the placeholder until it answers"
+    )
+    func wk10FirstTimeline() throws {
+        var sim = try Simulation.widgets()
+        try sim.addWidget("w", extra: ["configuration": ["city": "Paris"]])
+        #expect(sim.get("/widgets/w/reload/pending") == true)
+        #expect(sim.get("/widgets/w/reload/lastReason") == "created")
+        #expect(sim.get("/widgets/w/reload/budget/used") == 0, "free")
+        #expect(sim.get("/widgets/w/current/placeholder") == true)
+        try sim.setTimeline("w", [sim.entry(0)], policy: "never")
+        #expect(sim.get("/widgets/w/reload/pending") == false)
+        #expect(sim.get("/widgets/w/current/placeholder") == false)
+        // Not a refresh: a charged reload right after it need not wait WK-5's 5 minutes.
+        let reload = try sim.run(["type": "widget.reload", "id": "w", "reason": "app"]).results[0]
+        #expect(reload["scheduledAt"] == .string(sim.engine.now.rfc3339))
+        try sim.setTimeline("w", [sim.entry(0)], policy: "never")
+        try sim.run(["type": "widget.upsert", "id": "w", "configuration": ["city": "Paris"]])
+        #expect(sim.get("/widgets/w/reload/pending") == false, "the same configuration changes nothing")
+        try sim.run(["type": "widget.upsert", "id": "w", "configuration": ["city": "Tokyo"]])
+        #expect(sim.get("/widgets/w/reload/pending") == true)
+        #expect(sim.get("/widgets/w/reload/lastReason") == "configured")
+        #expect(sim.get("/widgets/w/current/placeholder") == true, "the old timeline was for Paris")
+        #expect(sim.get("/widgets/w/timeline/entries") == [])
+        #expect(sim.get("/widgets/w/reload/budget/used") == 1, "only the app's reload was charged")
         try sim.expectPatchesReplay()
     }
 
@@ -158,7 +186,7 @@ import Testing
         #expect(sim.get("/widgets/w/reload/lastReason") == "policy")
         try sim.advance(seconds: 7200)
         #expect(sim.get("/widgets/w/reload/pending") == true, "nobody answered: still pending, no second reload")
-        #expect(sim.get("/widgets/w/reload/count") == 1)
+        #expect(sim.get("/widgets/w/reload/count") == 2, "WK-10's request at creation, then this one")
         try sim.setTimeline("w", [sim.entry(0), sim.entry(1800)])
         #expect(sim.get("/widgets/w/reload/pending") == false)
         #expect(sim.get("/widgets/w/reload/nextAt") == "2026-11-22T10:40:00Z")
