@@ -105,6 +105,8 @@ $("appearance").append(appearance.el);
 for (const name of ["locked", "standby", "nightMode"]) {
   $(`toggle-${name}`).addEventListener("change", (event) => actions.setDevice(ui.device, { [name]: event.target.checked }));
 }
+// LA-16: the app on this device's screen ("" clears it).
+$("foreground-app").addEventListener("change", (event) => actions.setDevice(ui.device, { foregroundApp: event.target.value }));
 
 const zoom = $("zoom");
 const setZoom = (percent) => {
@@ -153,7 +155,7 @@ function render() {
   if (!devices.length) return;
   if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
   const device = doc.devices[ui.device];
-  renderDeviceBar(devices, device);
+  renderDeviceBar(devices, device, doc.apps);
   // The first island is drawn as it is, not morphed into from nothing (nor from the fitted zoom).
   const animate = firstIsland && device.scene?.animations?.enabled !== false && !reducedMotion();
   document.body.classList.toggle("always-on", device.scene?.animations?.enabled === false);
@@ -167,7 +169,7 @@ function render() {
   if (panels) {
     panels.clock.update(doc);
     if (ui.panel === "relevance") panels.relevance.update(doc, device);
-    if (ui.panel === "composer") panels.composer.update(doc);
+    if (ui.panel === "composer") panels.composer.update(doc, ui.device);
     if (ui.panel === "apns") panels.apns.update(doc);
     panels.warnings.update(doc, device);
   }
@@ -175,7 +177,7 @@ function render() {
 }
 
 // The device tabs, the selected device's heading and its settings.
-function renderDeviceBar(devices, device) {
+function renderDeviceBar(devices, device, apps) {
   reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
     h("span", { class: "tab-title" }), h("span", { class: "tab-sub" })), (el, d) => {
     setText(el.firstElementChild, modelName(d.model));
@@ -187,6 +189,12 @@ function renderDeviceBar(devices, device) {
   setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
   appearance.set(device.appearance);
   for (const name of ["locked", "standby", "nightMode"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+  const picker = $("foreground-app");
+  const options = [["", "Home Screen"], ...Object.values(apps).sort((a, b) => a.name.localeCompare(b.name)).map((a) => [a.id, a.name])];
+  if (picker.options.length !== options.length || options.some(([id], i) => picker.options[i].value !== id)) {
+    picker.replaceChildren(...options.map(([id, name]) => h("option", { attrs: { value: id } }, name)));
+  }
+  picker.value = device.foregroundApp ?? "";
 }
 
 // Measured by the browser tests (BENCHMARKS.md): time and bytes until the first island. Then

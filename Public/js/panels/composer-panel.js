@@ -66,20 +66,23 @@ export class ComposerPanel {
     else this.prefillActivity();
   }
 
-  update(doc) {
+  update(doc, device) {
     this.doc = doc;
+    // LA-15: activities started here run on the device shown.
+    this.device = device;
     const apps = Object.values(doc.apps).filter((a) => a.liveActivitiesEnabled !== false).sort((a, b) => a.name.localeCompare(b.name));
     syncOptions(this.app, apps.map((a) => [a.id, a.name]));
     const activities = Object.values(doc.activities).filter((a) => a.activityState !== "dismissed")
       .sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? "") || a.id.localeCompare(b.id));
     const had = this.activity.value;
-    syncOptions(this.activity, activities.map((a) => [a.id, `${doc.apps[a.app]?.name ?? a.app} · ${a.id} (${a.activityState})${a.pushChannel ? ` · channel ${shortId(a.pushChannel)}` : ""}`]));
+    syncOptions(this.activity, activities.map((a) => [a.id, `${doc.apps[a.app]?.name ?? a.app} · ${a.id} (${a.activityState})${a.device ? ` · on ${a.device}` : ""}${a.pushChannel ? ` · channel ${shortId(a.pushChannel)}` : ""}`]));
     if (!had && this.activity.value) this.prefillActivity();
     const types = [...new Set(Object.values(doc.activities).map((a) => a.attributesType))].sort();
     syncOptions(this.types, types.map((t) => [t, t]));
     const appId = this.action === "start" ? this.app.value : doc.activities[this.activity.value]?.app;
     const app = doc.apps[appId];
-    setText(this.hint, app && !app.foreground ? `${app.name} is in the background: only an App Intent or a push-to-start may start it (LA-3).` : "");
+    const inForeground = app && (app.foreground || doc.devices[device]?.foregroundApp === app.id);
+    setText(this.hint, app && !inForeground ? `${app.name} is not in the foreground on ${device}: only an App Intent or a push-to-start may start it (LA-3).` : "");
     this.deliveries.update(app, this.store.clock.now());
   }
 
@@ -116,7 +119,7 @@ export class ComposerPanel {
       let reply;
       if (this.action === "start") {
         reply = await post("/v1/activities", {
-          app: this.app.value, attributesType: this.type.value, attributes: this.attributes.value, content: this.content(),
+          app: this.app.value, device: this.device, attributesType: this.type.value, attributes: this.attributes.value, content: this.content(),
           source: this.source.value, pushType: this.pushToken.checked ? "token" : null, alert,
         });
         reportOK(this.status, `Started ${reply.result.id} at rev ${reply.rev}${reply.result.applied === false ? ` (not applied: ${reply.result.reason})` : ""}.`);

@@ -2,11 +2,12 @@
 extension ActivityRequest {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown([
-            "type", "id", "app", "attributesType", "attributes", "content", "pushType", "alert", "source", "start",
-            "timestamp", "delivery",
+            "type", "id", "app", "device", "attributesType", "attributes", "content", "pushType", "alert", "source",
+            "start", "timestamp", "delivery",
         ])
         self.id = try reader.identifier("id")
         self.app = try reader.required("app", reader.identifier)
+        self.device = try reader.identifier("device")
         self.attributesType = try reader.required("attributesType", reader.identifier)
         self.attributes = try reader.object("attributes") ?? JSONObject()
         let content = try reader.required("content", reader.nested)

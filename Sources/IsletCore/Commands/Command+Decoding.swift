@@ -10,6 +10,7 @@ extension Command {
         case "device.delete": self = .deviceDelete(id: try reader.deleteID())
         case "app.upsert": self = .appUpsert(try AppUpsert(reader))
         case "app.delete": self = .appDelete(id: try reader.deleteID())
+        case "app.rotatePushToStartToken": self = .appRotatePushToStartToken(try PushToStartRotation(reader))
         case "activity.request": self = .activityRequest(try ActivityRequest(reader))
         case "activity.update": self = .activityUpdate(try ActivityUpdate(reader))
         case "activity.end": self = .activityEnd(try ActivityEnd(reader))
@@ -57,6 +58,7 @@ extension DeviceUpsert {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown([
             "type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint", "iosVersion", "timeZone",
+            "foregroundApp",
         ])
         self.id = try reader.required("id", reader.identifier)
         self.model = try reader.string("model")
@@ -69,6 +71,12 @@ extension DeviceUpsert {
         self.standby = try reader.bool("standby")
         self.nightMode = try reader.bool("nightMode")
         self.tint = try reader.string("tint", maxLength: 64)
+        if reader.object["foregroundApp"] == .null {
+            self.foregroundApp = ""
+        } else if let app = try reader.string("foregroundApp", maxLength: 128) {
+            guard app.isEmpty || isIdentifier(app) else { throw reader.fail("foregroundApp", "expected an app id, or \"\" to clear it") }
+            self.foregroundApp = app
+        }
         if let text = try reader.string("iosVersion", maxLength: 16) {
             guard let version = IOSVersion(text), version <= .newest else {
                 throw reader.fail("iosVersion", "expected an iOS version such as \"17.2\", at most \(IOSVersion.newest)")
@@ -91,6 +99,7 @@ extension AppUpsert {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown([
             "type", "id", "name", "identity", "liveActivitiesEnabled", "frequentUpdates", "foreground",
+            "attributesTypes",
         ])
         self.id = try reader.required("id", reader.identifier)
         self.name = try reader.string("name", maxLength: 256)
@@ -108,6 +117,24 @@ extension AppUpsert {
         self.liveActivitiesEnabled = try reader.bool("liveActivitiesEnabled")
         self.frequentUpdates = try reader.bool("frequentUpdates")
         self.foreground = try reader.bool("foreground")
+        if let types = try reader.strings("attributesTypes", maxCount: 32, maxLength: 128) {
+            for (position, type) in types.enumerated() where !isIdentifier(type) {
+                throw APIError(
+                    .invalidArgument, "an attributes type is an identifier, got \"\(type)\"",
+                    field: reader.field("attributesTypes").appending(String(position)))
+            }
+            guard Set(types).count == types.count else { throw reader.fail("attributesTypes", "a type is listed twice") }
+            self.attributesTypes = types
+        }
+    }
+}
+
+extension PushToStartRotation {
+    init(_ reader: FieldReader) throws(APIError) {
+        try reader.rejectUnknown(["type", "app", "attributesType", "device"])
+        self.app = try reader.required("app", reader.identifier)
+        self.attributesType = try reader.required("attributesType", reader.identifier)
+        self.device = try reader.identifier("device")
     }
 }
 

@@ -8,6 +8,7 @@ public enum Command: Sendable, Hashable {
     case deviceDelete(id: String)
     case appUpsert(AppUpsert)
     case appDelete(id: String)
+    case appRotatePushToStartToken(PushToStartRotation)
     case activityRequest(ActivityRequest)
     case activityUpdate(ActivityUpdate)
     case activityEnd(ActivityEnd)
@@ -37,7 +38,8 @@ public enum Command: Sendable, Hashable {
 
     /// The wire names this engine accepts.
     public static let supportedTypes: [String] = [
-        "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.upsert",
+        "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.rotatePushToStartToken",
+        "app.upsert",
         "apns.keyDelete", "apns.keyPut",
         "channel.broadcast", "channel.create", "channel.delete", "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
         "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
@@ -59,6 +61,8 @@ public struct DeviceUpsert: Sendable, Hashable {
     public var iosVersion: IOSVersion?
     /// SS-7: the device's IANA time zone.
     public var timeZone: TimeZoneRule?
+    /// LA-16: the app on the screen; `""` (or `null`) clears it.
+    public var foregroundApp: String?
 }
 
 /// `app.upsert`: creates an app or changes the fields given.
@@ -68,7 +72,18 @@ public struct AppUpsert: Sendable, Hashable {
     public var identity: [String: String]?
     public var liveActivitiesEnabled: Bool?
     public var frequentUpdates: Bool?
+    /// Revision 1's foreground flag: lets the app start activities (LA-3), hides nothing.
     public var foreground: Bool?
+    /// The app's `ActivityAttributes` types, each with a push-to-start token per device.
+    public var attributesTypes: [String]?
+}
+
+/// `app.rotatePushToStartToken`: a new push-to-start token for one type on one device.
+public struct PushToStartRotation: Sendable, Hashable {
+    public var app: String
+    public var attributesType: String
+    /// `nil`: the simulation's default device.
+    public var device: String?
 }
 
 /// An activity's dynamic content as a command carries it (LA-1).
@@ -111,6 +126,8 @@ public struct DeliveryInput: Sendable, Hashable {
 public struct ActivityRequest: Sendable, Hashable {
     public var id: String?
     public var app: String
+    /// LA-15: the device it runs on; `nil`: the simulation's default device.
+    public var device: String?
     public var attributesType: String
     public var attributes: JSONObject
     public var content: ContentInput

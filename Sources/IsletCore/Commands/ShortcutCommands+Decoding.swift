@@ -60,11 +60,12 @@ extension ShortcutUpsert.Intent {
 
 extension ShortcutRun {
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["type", "app", "id", "parameterValue", "activityId"])
+        try reader.rejectUnknown(["type", "app", "id", "parameterValue", "activityId", "device"])
         self.app = try reader.required("app", reader.identifier)
         self.id = try reader.required("id", reader.identifier)
         self.parameterValue = try reader.string("parameterValue", maxLength: 256)
         self.activityId = try reader.identifier("activityId")
+        self.device = try reader.identifier("device")
     }
 }
 

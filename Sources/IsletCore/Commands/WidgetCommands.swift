@@ -123,4 +123,7 @@ public struct ShortcutRun: Sendable, Hashable {
     public var parameterValue: String?
     /// Extension: the id of the activity a Live Activity intent starts (generated if absent).
     public var activityId: String?
+    /// The device it runs on (its activity's device; an `openApp` intent's foreground);
+    /// `nil`: the simulation's default device.
+    public var device: String?
 }

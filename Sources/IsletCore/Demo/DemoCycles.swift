@@ -1,15 +1,15 @@
-/// The five demo activities of the seeds, each a repeating cycle (see ``DemoCycle``).
+/// The demo activities of the seeds, each a repeating cycle on one phone (see ``DemoCycle``).
 extension DemoCycle {
     /// A coffee order every 20 minutes, placed with the "Order my usual" App Shortcut (SC-2):
     /// received, brewing after 3 minutes, on its way after 8, delivered (ended) after 14.
     static let coffee = DemoCycle(
-        prefix: "coffee", app: "com.example.coffee", period: minutes(20), runs: minutes(14),
-        start: { id, cycle, phase in
+        prefix: "coffee", app: "com.example.coffee", device: "iphone-15-pro", period: minutes(20), runs: minutes(14),
+        start: { id, cycle, phase, device in
             let drink = ["Flat white", "Latte", "Cold brew"][Int(cycle % 3)]
             var commands: [JSONValue] = [
                 [
                     "type": "shortcut.run", "app": "com.example.coffee", "id": "order-usual",
-                    "parameterValue": .string(drink),
+                    "parameterValue": .string(drink), "device": .string(device),
                     "activityId": .string(id),
                 ]
             ]
@@ -29,30 +29,32 @@ extension DemoCycle {
         })
 
     /// A basketball game every 90 minutes: four 12-minute quarters around a 10-minute halftime,
-    /// a score that changes every minute, the last plays; final after 58 minutes.
-    static let game = DemoCycle(
-        prefix: "game", app: "com.example.scores", period: minutes(90), runs: minutes(60),
-        start: { id, cycle, phase in
-            let teams = [("LAL", "BOS"), ("GSW", "NYK"), ("MIA", "CHI")][Int(cycle % 3)]
-            return [
-                request(
-                    id, app: "com.example.scores", type: "SportsScoreAttributes",
+    /// a score that changes every minute, the last plays; final after 58 minutes. The Scores app
+    /// follows it on two phones (LA-15): two activities, each with its own push token.
+    static func game(prefix: String, on device: String) -> DemoCycle {
+        DemoCycle(
+            prefix: prefix, app: "com.example.scores", device: device, period: minutes(90), runs: minutes(60),
+            start: { id, cycle, phase, device in
+                let teams = [("LAL", "BOS"), ("GSW", "NYK"), ("MIA", "CHI")][Int(cycle % 3)]
+                var command = request(
+                    id, app: "com.example.scores", device: device, type: "SportsScoreAttributes",
                     attributes: ["homeTeam": .string(teams.0), "awayTeam": .string(teams.1), "league": "NBA"],
-                    phase: phase,
-                    score: 80)
-            ]
-        },
-        phase: { elapsed, cycle in gamePhase(minute: Int(elapsed / 60_000), cycle: cycle) })
+                    phase: phase, score: 80)
+                try? command.set("token", at: "/pushType")
+                return [command]
+            },
+            phase: { elapsed, cycle in gamePhase(minute: Int(elapsed / 60_000), cycle: cycle) })
+    }
 
     /// A 5-minute tea timer started with the "Start a timer" App Shortcut every 8 minutes; the
     /// client counts down to `endsAt`, the driver updates the remaining minutes.
     static let timer = DemoCycle(
-        prefix: "timer", app: "com.example.timer", period: minutes(8), runs: minutes(5),
-        start: { id, cycle, phase in
+        prefix: "timer", app: "com.example.timer", device: "iphone-15-pro", period: minutes(8), runs: minutes(5),
+        start: { id, cycle, phase, device in
             var commands: [JSONValue] = [
                 [
                     "type": "shortcut.run", "app": "com.example.timer", "id": "start-timer",
-                    "parameterValue": "5 minutes",
+                    "parameterValue": "5 minutes", "device": .string(device),
                     "activityId": .string(id),
                 ]
             ]
@@ -70,10 +72,13 @@ extension DemoCycle {
     /// A ride home every 30 minutes (the "Ride home" App Shortcut): searching, a driver on the
     /// way, on the trip, dropped off after 25 minutes.
     static let ride = DemoCycle(
-        prefix: "ride", app: "com.example.ride", period: minutes(30), runs: minutes(25),
-        start: { id, _, phase in
+        prefix: "ride", app: "com.example.ride", device: "iphone-se", period: minutes(30), runs: minutes(25),
+        start: { id, _, phase, device in
             var commands: [JSONValue] = [
-                ["type": "shortcut.run", "app": "com.example.ride", "id": "ride-home", "activityId": .string(id)]
+                [
+                    "type": "shortcut.run", "app": "com.example.ride", "id": "ride-home", "activityId": .string(id),
+                    "device": .string(device),
+                ]
             ]
             commands.append(["type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)]])
             return commands
@@ -92,12 +97,13 @@ extension DemoCycle {
 
     /// A 45-minute run every hour: elapsed time, distance and heart rate each minute.
     static let workout = DemoCycle(
-        prefix: "workout", app: "com.example.workout", period: minutes(60), runs: minutes(45),
-        start: { id, _, phase in
+        prefix: "workout", app: "com.example.workout", device: "iphone-16-pro-max", period: minutes(60),
+        runs: minutes(45),
+        start: { id, _, phase, device in
             [
                 request(
-                    id, app: "com.example.workout", type: "WorkoutAttributes", attributes: ["workoutType": "Run"],
-                    phase: phase, score: 20)
+                    id, app: "com.example.workout", device: device, type: "WorkoutAttributes",
+                    attributes: ["workoutType": "Run"], phase: phase, score: 20)
             ]
         },
         phase: { elapsed, _ in

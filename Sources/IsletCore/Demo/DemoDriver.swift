@@ -17,8 +17,23 @@ public enum DemoDriver {
     public static func batches(for engine: Engine, at now: Instant) -> [[JSONValue]] {
         guard DemoScenario.isLoaded(in: engine) else { return [] }
         var batches = self.activityBatches(at: now) { id in engine.value(at: JSONPointer(tokens: ["activities", id])) }
+        batches.append(self.foreground(at: now) { engine.value(at: JSONPointer(tokens: ["devices", $0, "foregroundApp"])) })
         batches += self.timelineAnswers(for: engine, at: now)
         return batches.filter { !$0.isEmpty }
+    }
+
+    /// LA-16 in the demo: at halftime of each game the person opens the Scores app on the
+    /// iPhone 15 Pro for six minutes (26–32 minutes into the game); the game leaves that island
+    /// (the other apps' activities take its place) and comes back. `current` reads a device's
+    /// `foregroundApp`.
+    static func foreground(at now: Instant, current: (String) -> JSONValue?) -> [JSONValue] {
+        let device = "iphone-15-pro"
+        let period = DemoCycle.minutes(90)
+        let elapsed = now.millisecondsSinceEpoch - now.millisecondsSinceEpoch.floorDivided(by: period) * period
+        let open = (DemoCycle.minutes(26)..<DemoCycle.minutes(32)).contains(elapsed)
+        let wanted: JSONValue = open ? "com.example.scores" : .null
+        guard (current(device) ?? .null) != wanted else { return [] }
+        return [["type": "device.upsert", "id": .string(device), "foregroundApp": wanted]]
     }
 
     /// WK-6: a new timeline for every demo widget whose reload is pending.
@@ -50,14 +65,21 @@ struct DemoCycle: Sendable {
 
     var prefix: String
     var app: String
+    /// LA-15: the phone it runs on.
+    var device: String
     var period: Int64
     /// How long it runs in each cycle (it ends then).
     var runs: Int64
-    /// The commands that start the activity `id` in `phase`.
-    var start: @Sendable (_ id: String, _ cycle: Int64, _ phase: Phase) -> [JSONValue]
+    /// The commands that start the activity `id` in `phase` on `device`.
+    var start: @Sendable (_ id: String, _ cycle: Int64, _ phase: Phase, _ device: String) -> [JSONValue]
     var phase: @Sendable (_ elapsed: Int64, _ cycle: Int64) -> Phase
 
-    static let all: [DemoCycle] = [.coffee, .game, .timer, .ride, .workout]
+    /// The iPhone 15 Pro runs coffee, a game and a timer; the 16 Pro Max another game and a
+    /// workout; the SE (no island: banners) a ride.
+    static let all: [DemoCycle] = [
+        .coffee, .game(prefix: "game", on: "iphone-15-pro"), .timer, .ride,
+        .game(prefix: "game-max", on: "iphone-16-pro-max"), .workout,
+    ]
 
     /// The commands that bring this cycle's activity (and its predecessors) in line at `now`.
     func commands(at now: Instant, existing: (String) -> JSONValue?) -> [JSONValue] {
@@ -73,7 +95,7 @@ struct DemoCycle: Sendable {
         if elapsed < self.runs {
             let phase = self.phase(elapsed, cycle)
             if current == nil {
-                commands += self.start(id, cycle, phase)
+                commands += self.start(id, cycle, phase, self.device)
             } else if Self.isOngoing(current), current?["content"]?["state"] != .object(phase.state) {
                 var update: JSONObject = [
                     "type": "activity.update", "id": .string(id), "content": ["state": .object(phase.state)],
@@ -104,11 +126,12 @@ struct DemoCycle: Sendable {
     static func minutes(_ count: Int64) -> Int64 { count * 60_000 }
 
     /// A request with `source: intent` (LA-3 lets an App Intent start one in the background).
-    static func request(_ id: String, app: String, type: String, attributes: JSONValue, phase: Phase, score: Double)
-        -> JSONValue
-    {
+    static func request(
+        _ id: String, app: String, device: String, type: String, attributes: JSONValue, phase: Phase, score: Double
+    ) -> JSONValue {
         [
-            "type": "activity.request", "id": .string(id), "app": .string(app), "attributesType": .string(type),
+            "type": "activity.request", "id": .string(id), "app": .string(app), "device": .string(device),
+            "attributesType": .string(type),
             "attributes": attributes, "source": "intent",
             "content": ["state": .object(phase.state), "relevanceScore": .number(score)],
         ]

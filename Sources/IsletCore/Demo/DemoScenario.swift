@@ -1,5 +1,6 @@
 /// The built-in demo world that `islet serve` loads into an empty store (and `--demo` loads
-/// explicitly): three iPhones, the five Live Activity apps of the seeds, seven widgets in a Home
+/// explicitly): three iPhones each running its own Live Activities (LA-15; the Scores app on
+/// two of them), the five Live Activity apps of the seeds, seven widgets in a Home
 /// Screen Smart Stack on each phone whose habits make weather win the morning, music the
 /// commute, traffic the late afternoon and news the evening, Lock Screen accessory widgets, and
 /// App Shortcuts. ``DemoDriver`` keeps it moving on the wall clock.
@@ -10,6 +11,13 @@ public enum DemoScenario {
     /// The demo's devices: id and catalog model.
     public static let devices: [(id: String, model: String)] = [
         ("iphone-15-pro", "iphone-15-pro"), ("iphone-16-pro-max", "iphone-16-pro-max"), ("iphone-se", "iphone-se-3"),
+    ]
+
+    /// The attributes types of the activity apps (each gets a push-to-start token per phone).
+    static let attributesTypes: [String: String] = [
+        "com.example.coffee": "CoffeeDeliveryAttributes", "com.example.ride": "RideShareAttributes",
+        "com.example.scores": "SportsScoreAttributes", "com.example.timer": "TimerAttributes",
+        "com.example.workout": "WorkoutAttributes",
     ]
 
     /// The demo's apps: bundle id, name, identity colors.
@@ -63,12 +71,14 @@ public enum DemoScenario {
         ]
         batch += self.devices.map { ["type": "device.upsert", "id": .string($0.id), "model": .string($0.model)] }
         batch += self.apps.map { app in
-            [
+            var upsert: JSONObject = [
                 "type": "app.upsert", "id": .string(app.id), "name": .string(app.name),
                 "identity": [
                     "tint": .string(app.tint), "background": .string(app.background), "keyline": .string(app.tint),
                 ],
             ]
+            if let type = self.attributesTypes[app.id] { upsert["attributesTypes"] = [.string(type)] }
+            return .object(upsert)
         }
         return batch
     }

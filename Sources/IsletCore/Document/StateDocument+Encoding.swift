@@ -13,15 +13,15 @@ extension StateDocument {
             writer.write(string: section.rawValue)
             writer.writeRaw(":{")
             let isVirtual = virtual?.section == section
-            let shared = member?.section == section && self.count(of: section) > 0 ? member?.value() : nil
+            let spliced = member?.section == section ? member : nil
             for (index, key) in (isVirtual ? virtual!.keys : self.sortedKeys(of: section)).enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
                 writer.writeRaw(":")
                 if isVirtual {
                     writer.write(virtual!.entry(key)!)
-                } else if let member, let shared {
-                    writer.write(member.splice(shared, into: self[section, key]!))
+                } else if let spliced {
+                    writer.write(spliced.splice(spliced.value(key), into: self[section, key]!))
                 } else {
                     writer.write(self[section, key]!)
                 }

@@ -64,9 +64,8 @@ struct StateDocument: Sendable {
         guard let member, member.section == section, !keys.isEmpty else {
             return JSONObject(sortedUniqueMembers: keys.map { .init(key: $0, value: entries[$0]!) })
         }
-        let shared = member.value()
         return JSONObject(
-            sortedUniqueMembers: keys.map { .init(key: $0, value: member.splice(shared, into: entries[$0]!)) })
+            sortedUniqueMembers: keys.map { .init(key: $0, value: member.splice(member.value($0), into: entries[$0]!)) })
     }
 
     /// The whole document as one JSON value.
@@ -91,23 +90,24 @@ struct StateDocument: Sendable {
         guard var entry = self[section, tokens[1]] else { return nil }
         let inside = Array(tokens.dropFirst(2))
         if let member, member.section == section, member.isAffected(by: inside) {
-            entry = member.splice(member.value(), into: entry)
+            entry = member.splice(member.value(tokens[1]), into: entry)
         }
         return entry[JSONPointer(tokens: inside)]
     }
 }
 
 /// A member of every entry of a section that the document does not store: entries hold `null`
-/// at `path`, and reads put the value there (built once per read, shared by every entry).
+/// at `path`, and reads put the entry's value there (built from the model per read).
 ///
 /// The Lock Screen list of every device's scene is one: 10,000 activities make it a
 /// 10,000-element array, which a revision that reorders it would otherwise copy (the engine's
-/// trial copy shares it), and which every scene shows the same.
+/// trial copy shares it).
 struct VirtualMember {
     let section: DocumentSection
     /// Where the member is, inside an entry.
     let path: JSONPointer
-    let value: () -> JSONValue
+    /// The member's value in the entry of that key.
+    let value: (String) -> JSONValue
 
     /// Whether a read of `tokens` (inside an entry) includes the member.
     func isAffected(by tokens: [String]) -> Bool {

@@ -1,6 +1,6 @@
 internal import HashTreeCollections
 
-/// `activity.request`: LA-1 … LA-4, LA-12, scheduled starts, push tokens.
+/// `activity.request`: LA-1 … LA-4, LA-12, LA-15, scheduled starts, push tokens.
 extension Engine {
     mutating func requestActivity(_ request: ActivityRequest) throws(APIError) -> JSONValue {
         guard let app = self.apps[request.app] else {
@@ -9,8 +9,9 @@ extension Engine {
         if let id = request.id, self.activities[id] != nil {
             throw APIError(.conflict, "activity \"\(id)\" already exists", field: "/id")
         }
+        let device = try self.commandDevice(request.device)
         let isPush = request.delivery.source == .push
-        if let problem = self.startProblem(request, app: app) {
+        if let problem = self.startProblem(request, app: app, device: device) {
             guard isPush else { throw problem.error }
             return self.refuseStart(request, outcome: "rejected", reason: problem.reason)
         }
@@ -18,7 +19,7 @@ extension Engine {
             return self.refuseStart(request, outcome: "ignored", reason: "budget_exceeded")
         }
         let id = request.id ?? self.newActivityID()
-        let activity = self.makeActivity(id, request)
+        let activity = self.makeActivity(id, request, device: device)
         self.insertActivity(activity)
         if let start = request.start, start > self.now {
             let sequence = self.scheduler.schedule(.activityStart(activity: id), at: start)
@@ -28,19 +29,29 @@ extension Engine {
             if request.alert != nil { self.presentAlert(of: id) }
         }
         self.recordDelivery(app.id, event: "start", activity: id, request.delivery, outcome: "applied", reason: nil)
-        return ["applied": true, "id": .string(id), "pushToken": activity.pushToken.map(JSONValue.string) ?? .null]
+        return [
+            "applied": true, "device": device.map(JSONValue.string) ?? .null, "id": .string(id),
+            "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
+        ]
     }
 
     /// Why the device would refuse to start this activity, if it would.
-    private func startProblem(_ request: ActivityRequest, app: App) -> (reason: String, error: APIError)? {
+    private func startProblem(
+        _ request: ActivityRequest, app: App, device deviceID: String?
+    ) -> (reason: String, error: APIError)? {
+        let device = deviceID.flatMap { self.devices[$0] }
+        if let device, let problem = Self.softwareProblem(request, device) { return problem }
         if !app.liveActivitiesEnabled {
             return (
                 "denied", APIError(.conflict, "denied: Live Activities are turned off for \(app.id)", field: "/app")
             )
         }
-        if request.source == "app", !app.foreground {
+        // LA-3, LA-16: the app on the device's screen may start activities; revision 1's
+        // `foreground` flag still lets it.
+        if request.source == "app", !app.foreground, device?.foregroundApp != app.id {
+            let place = deviceID.map { " on \($0)" } ?? ""
             let message =
-                "visibility: \(app.id) is in the background; only an App Intent (source \"intent\") or a push-to-start may start an activity then"
+                "visibility: \(app.id) is not in the foreground\(place); only an App Intent (source \"intent\") or a push-to-start may start an activity then"
             return ("visibility", APIError(.conflict, message, field: "/source"))
         }
         if let channel = request.channel, app.channels[channel] == nil {
@@ -58,13 +69,35 @@ extension Engine {
         } catch {
             return ("attributesTooLarge", error)
         }
-        if app.ongoingCount >= self.configuration.maxActivitiesPerApp {
-            let message = "targetMaximumExceeded: \(app.id) already has \(app.ongoingCount) ongoing activities"
+        // LA-4, LA-15: the limits are the device's.
+        let perApp = self.ongoing.count(device: deviceID, app: app.id)
+        if perApp >= self.configuration.maxActivitiesPerApp {
+            let place = deviceID.map { " on \($0)" } ?? ""
+            let message = "targetMaximumExceeded: \(app.id) already has \(perApp) ongoing activities\(place)"
             return ("targetMaximumExceeded", APIError(.limitExceeded, message, field: "/app"))
         }
-        if self.ongoingCount >= self.configuration.maxActivitiesPerDevice {
-            let message = "globalMaximumExceeded: the device already runs \(self.ongoingCount) activities"
+        let onDevice = self.ongoing.count(device: deviceID)
+        if onDevice >= self.configuration.maxActivitiesPerDevice {
+            let name = deviceID.map { "device \($0)" } ?? "the device"
+            let message = "globalMaximumExceeded: \(name) already runs \(onDevice) activities"
             return ("globalMaximumExceeded", APIError(.limitExceeded, message, field: "/app"))
+        }
+        return nil
+    }
+
+    /// What the device's iOS version cannot do (`unsupported`): Live Activities before 16.1,
+    /// push-to-start before 17.2, broadcast channels before 18, scheduled starts before 26.
+    private static func softwareProblem(_ request: ActivityRequest, _ device: Device) -> (String, APIError)? {
+        var needs: [(Feature, JSONPointer)] = [(.liveActivities, "/device")]
+        if request.source == "push" { needs.append((.pushToStart, "/source")) }
+        if request.channel != nil { needs.append((.broadcast, "/pushType")) }
+        if request.start != nil { needs.append((.scheduledStart, "/start")) }
+        for (feature, field) in needs {
+            do throws(APIError) {
+                try device.require(feature, field: field)
+            } catch {
+                return ("unsupported", error)
+            }
         }
         return nil
     }
@@ -83,10 +116,10 @@ extension Engine {
         return ["applied": false, "reason": .string(reason), "id": .null, "pushToken": .null]
     }
 
-    private mutating func makeActivity(_ id: String, _ request: ActivityRequest) -> Activity {
+    private mutating func makeActivity(_ id: String, _ request: ActivityRequest, device: String?) -> Activity {
         self.counters.startOrder += 1
         var activity = Activity(
-            id: id, app: request.app, attributesType: request.attributesType, attributes: request.attributes,
+            id: id, app: request.app, device: device, attributesType: request.attributesType, attributes: request.attributes,
             content: ActivityContent(
                 state: request.content.state ?? JSONObject(), staleDate: request.content.staleDate,
                 relevanceScore: request.content.relevanceScore ?? 0),

@@ -32,9 +32,9 @@ extension Engine {
     ///   retiring one could push another app's token past the cap).
     mutating func removeActivity(_ id: String, retiring: Bool = true) {
         guard let activity = self.activities.removeValue(forKey: id) else { return }
-        let ranks = self.index.update(from: .init(activity), to: .init(nil), recording: &self.changes.lockScreenMoves)
-        self.noteRanks(ranks)
-        if activity.isOngoing { self.adjustOngoing(app: activity.app, by: -1) }
+        self.indexes.update(
+            device: activity.device, from: .init(activity), to: .init(nil), changes: &self.changes.scenes)
+        if activity.isOngoing { self.ongoing.adjust(device: activity.device, app: activity.app, by: -1) }
         self.apps[activity.app]?.activities.remove(id)
         if let channel = activity.channel {
             self.channelSubscribers[channel]?.remove(id)
@@ -55,21 +55,11 @@ extension Engine {
     private mutating func noteChange(
         of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool, render: Bool
     ) {
-        let ranks = self.index.update(from: before, to: .init(activity), recording: &self.changes.lockScreenMoves)
-        self.noteRanks(ranks)
-        if wasOngoing != activity.isOngoing { self.adjustOngoing(app: activity.app, by: activity.isOngoing ? 1 : -1) }
+        self.indexes.update(device: activity.device, from: before, to: .init(activity), changes: &self.changes.scenes)
+        if wasOngoing != activity.isOngoing {
+            self.ongoing.adjust(device: activity.device, app: activity.app, by: activity.isOngoing ? 1 : -1)
+        }
         self.changes.touchActivity(activity.id, render: render)
-    }
-
-    private mutating func noteRanks(_ ranks: (lockScreen: Bool, island: Bool)) {
-        if ranks.lockScreen { self.changes.lockScreen = true }
-        if let moves = self.changes.lockScreenMoves, moves.count > 64 { self.changes.lockScreenMoves = nil }
-        if ranks.island { self.changes.island = true }
-    }
-
-    private mutating func adjustOngoing(app: String, by delta: Int) {
-        self.ongoingCount += delta
-        self.apps[app]?.ongoingCount += delta
     }
 
     // MARK: Transitions

@@ -43,6 +43,7 @@ extension Engine {
             "attributes": .object(activity.attributes),
             "attributesType": .string(activity.attributesType),
             "content": .object(content),
+            "device": activity.device.map(JSONValue.string) ?? .null,
             "dismissAt": date(activity.dismissAt),
             "dismissedAt": date(activity.dismissedAt),
             "endReason": activity.endReason.map(JSONValue.string) ?? .null,
@@ -99,6 +100,7 @@ extension Engine {
             "tint": app.identity.tint.map(JSONValue.string) ?? .null,
         ]
         let object: JSONObject = [
+            "attributesTypes": .array(app.attributesTypes.map(JSONValue.string)),
             "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
             "channels": channels,
             "deliveries": .array(app.deliveries),
@@ -112,6 +114,7 @@ extension Engine {
                 "deferred": .number(Double(app.deferred.count)), "throttled": .number(Double(app.throttled.count)),
             ],
             "pushToStartToken": .string(app.pushToStartToken),
+            "pushToStartTokens": self.pushToStartTokensJSON(app),
             "shortcuts": .array(app.shortcuts.sorted(by: Shortcut.precedes).map(\.json)),
             "widgetPushToken": .string(app.widgetPushToken),
         ]

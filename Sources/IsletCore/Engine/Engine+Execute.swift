@@ -10,6 +10,7 @@ extension Engine {
         case .deviceDelete(let id): return try self.deleteDevice(id)
         case .appUpsert(let upsert): return try self.upsertApp(upsert)
         case .appDelete(let id): return try self.deleteApp(id)
+        case .appRotatePushToStartToken(let rotation): return try self.rotatePushToStartToken(rotation)
         case .activityRequest(let request): return try self.requestActivity(request)
         case .activityUpdate(let update): return try self.receiveUpdate(update)
         case .activityEnd(let end): return try self.receiveEnd(end)
@@ -80,8 +81,17 @@ extension Engine {
         if existing == nil, self.devices.count >= EngineLimits.devices {
             throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }
+        if let app = upsert.foregroundApp, !app.isEmpty, self.apps[app] == nil {
+            throw APIError(.invalidArgument, "no app \"\(app)\" to bring to the foreground", field: "/foregroundApp")
+        }
         self.devices[upsert.id] = device
         self.changes.devices.insert(upsert.id)
+        if existing == nil {
+            self.indexes.addDevice(upsert.id)
+            self.changes.scenes[upsert.id, default: SceneChange()].island = true
+        }
+        if let app = upsert.foregroundApp { self.bringToForeground(app.isEmpty ? nil : app, on: upsert.id) }
+        if existing?.iosVersion != device.iosVersion { self.syncPushToStartTokens() }
         // SS-7: the device's hours moved; its stacks re-rank on the new grid.
         if rezoned { for stack in device.homeStacks { self.requestEvaluation(of: stack) } }
         // WK-1, WK-8: sizes follow the model; rendering modes follow the tint and StandBy.
@@ -97,14 +107,38 @@ extension Engine {
         return [:]
     }
 
+    /// The phone is gone: its activities end and are dismissed at once (reason `deviceDeleted`),
+    /// its push-to-start tokens stop resolving, its widgets leave their places.
+    /// - Complexity: O(activities) to find the device's own.
     private mutating func deleteDevice(_ id: String) throws(APIError) -> JSONValue {
         guard self.devices[id] != nil else {
             throw APIError(.notFound, "no device \"\(id)\"", field: "/id")
         }
+        let own = self.activities.keys.filter { self.activities[$0]?.device == id }.sorted()
+        for activity in own {
+            switch self.activities[activity]?.phase {
+            case .pending?, .active?, .stale?: self.endActivity(activity, reason: "deviceDeleted", policy: .immediate)
+            case .ended?: self.dismissActivity(activity)
+            default: break
+            }
+        }
         self.unplaceAll(from: id)
         self.devices[id] = nil
+        self.indexes.removeDevice(id)
+        self.sceneBase.islands[id] = nil
         self.changes.devices.insert(id)
+        self.syncPushToStartTokens()
         return [:]
+    }
+
+    /// LA-16: `app` (or none) is on the screen of `deviceID`: its activities leave that island
+    /// and its banners there, at once; the previous foreground app's come back.
+    mutating func bringToForeground(_ app: String?, on deviceID: String) {
+        guard self.devices[deviceID] != nil, self.devices[deviceID]?.foregroundApp != app else { return }
+        self.devices[deviceID]?.foregroundApp = app
+        self.changes.devices.insert(deviceID)
+        self.changes.scenes[deviceID, default: SceneChange()].island = true
+        if let app { self.collapsePresentations(ofApp: app, on: deviceID) }
     }
 
     private mutating func upsertApp(_ upsert: AppUpsert) throws(APIError) -> JSONValue {
@@ -124,13 +158,15 @@ extension Engine {
         }
         if let enabled = upsert.liveActivitiesEnabled { app.liveActivitiesEnabled = enabled }
         if let foreground = upsert.foreground { app.foreground = foreground }
+        if let types = upsert.attributesTypes { app.attributesTypes = types }
         let frequentChanged = upsert.frequentUpdates.map { $0 != app.frequentUpdates } ?? false
         if let frequent = upsert.frequentUpdates { app.frequentUpdates = frequent }
         self.apps[upsert.id] = app
         if isNew {
-            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
+            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id, device: nil, attributesType: nil)
             self.tokens[app.widgetPushToken] = .widgets(app: app.id)
         }
+        if before.attributesTypes != app.attributesTypes { self.syncPushToStartTokens(of: app.id) }
         self.changes.apps.insert(upsert.id)
         if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
         if !isNew, before.name != app.name || before.identity != app.identity {
@@ -153,6 +189,10 @@ extension Engine {
         guard let app = self.apps[id] else { throw APIError(.notFound, "no app \"\(id)\"", field: "/id") }
         for activity in app.activities.sorted() { self.removeActivity(activity, retiring: false) }
         for widget in app.widgets.sorted() { self.removeWidget(widget) }
+        for device in self.devices.keys.sorted() where self.devices[device]?.foregroundApp == id {
+            self.bringToForeground(nil, on: device)
+        }
+        for typed in app.pushToStartTokens.values { self.tokens[typed.token] = nil }
         self.tokens[app.pushToStartToken] = nil
         self.tokens[app.widgetPushToken] = nil
         for channel in app.channels.keys { self.channelApps[channel] = nil }

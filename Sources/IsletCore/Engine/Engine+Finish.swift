@@ -20,10 +20,9 @@ extension Engine {
         var rebuilt = self.changes.devices
         if self.changes.allDevices { rebuilt.formUnion(self.devices.keys) }
         var deviceIDs = rebuilt
-        if self.changes.lockScreen { deviceIDs.formUnion(self.devices.keys) }
-        var lockScreenList: JSONValue?  // built once, if a device needs it whole
+        for (id, change) in self.changes.scenes where change.lockScreen { deviceIDs.insert(id) }
         for id in deviceIDs.sorted() {
-            self.storeDevice(id, rebuild: rebuilt.contains(id), list: &lockScreenList, into: &operations)
+            self.storeDevice(id, rebuild: rebuilt.contains(id), into: &operations)
         }
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
@@ -132,24 +131,15 @@ extension Engine {
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new
     /// device is added with the list in it; otherwise the list's operations are the revision's
-    /// replayed moves, the same for every device, or (after too many moves to replay) one
-    /// `replace` of the list.
+    /// replayed moves on that device, or (after too many moves to replay) one `replace` of the list.
     /// - Parameter rebuild: whether the device's entry may have changed; without it only the
     ///   Lock Screen list did, and the entry is neither rebuilt nor compared.
-    private mutating func storeDevice(
-        _ id: String, rebuild: Bool, list: inout JSONValue?, into operations: inout [PatchOperation]
-    ) {
-        func wholeList() -> JSONValue {
-            if let list { return list }
-            let built = self.lockScreenList
-            list = built
-            return built
-        }
+    private mutating func storeDevice(_ id: String, rebuild: Bool, into operations: inout [PatchOperation]) {
         let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
         let old = self.document[.devices, id]
         if !rebuild, old != nil {
             assert(old == self.devices[id].map(self.deviceJSON), "device \(id) changed without being touched")
-            self.appendLockScreenOperations(path, wholeList, into: &operations)
+            self.appendLockScreenOperations(id, path, into: &operations)
             return
         }
         let new = self.devices[id].map(self.deviceJSON)
@@ -157,29 +147,27 @@ extension Engine {
         case (nil, nil):
             return
         case (nil, var added?):
-            try? added.set(wholeList(), at: Self.lockScreenListPointer)
+            try? added.set(self.lockScreenList(of: id), at: Self.lockScreenListPointer)
             operations.append(.add(path, added))
         case (_?, nil):
             operations.append(.remove(path))
         case (let old?, let new?):
             JSONPatch.diff(old, new, path, &operations)
-            self.appendLockScreenOperations(path, wholeList, into: &operations)
+            self.appendLockScreenOperations(id, path, into: &operations)
         }
         self.document[.devices, id] = new
     }
 
     /// The Lock Screen list's operations of this revision under one device's path, if it changed.
-    private func appendLockScreenOperations(
-        _ path: JSONPointer, _ wholeList: () -> JSONValue, into operations: inout [PatchOperation]
-    ) {
-        guard self.changes.lockScreen else { return }
+    private func appendLockScreenOperations(_ id: String, _ path: JSONPointer, into operations: inout [PatchOperation]) {
+        guard let change = self.changes.scenes[id], change.lockScreen else { return }
         let listPath = path.appending(Self.lockScreenListPointer)
-        if let ops = self.changes.lockScreenOps {
+        if let ops = change.lockScreenOps {
             for op in ops {
                 operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
             }
         } else {
-            operations.append(.replace(listPath, wholeList()))
+            operations.append(.replace(listPath, self.lockScreenList(of: id)))
         }
     }
 
@@ -213,8 +201,8 @@ extension Engine {
     /// those re-render, the device's scene is rebuilt too.
     private mutating func touchDevicesShowingRendered() {
         guard !self.changes.renders.isEmpty, !self.changes.allDevices else { return }
-        let top = self.sceneBase.island.primary?.id
         for (id, device) in self.devices {
+            let top = self.sceneBase[id].primary?.id
             let expanded = device.expansion.map { self.changes.renders.contains($0.activity) } ?? false
             let standby = device.standby && top.map { self.changes.renders.contains($0) } == true
             if expanded || standby { self.changes.devices.insert(id) }

@@ -3,21 +3,21 @@ internal import HashTreeCollections
 /// Temporary presentations: the expanded island (LA-10 alerts, PR-4 presses) and banners on
 /// devices without a Dynamic Island. Each lasts until a deadline; alerts queue per device.
 extension Engine {
-    /// LA-10: an alerting start or update of `activity` shows on every device: the island
-    /// expands (or the alert waits its turn, PR-4); an unlocked device without an island shows
-    /// a banner unless the app is in the foreground.
+    /// LA-10: an alerting start or update of `activity` shows on its device (LA-15; on every
+    /// device when it has none): the island expands (or the alert waits its turn, PR-4); an
+    /// unlocked device without an island shows a banner. LA-16: not on a device where its app is
+    /// in the foreground (the app shows its own content there).
     mutating func presentAlert(of activityID: String) {
         guard let activity = self.activities[activityID], activity.isIslandCandidate else { return }
-        let appInForeground = self.apps[activity.app]?.foreground ?? false
-        for deviceID in self.devices.keys.sorted() {
-            guard let device = self.devices[deviceID] else { continue }
+        for deviceID in self.devicesShowing(activity) {
+            guard let device = self.devices[deviceID], device.foregroundApp != activity.app else { continue }
             if device.model.hasDynamicIsland {
                 if device.expansion == nil {
                     self.expand(deviceID, activity: activityID, reason: .alert)
                 } else if device.expansion?.activity != activityID {
                     self.devices[deviceID]?.alertQueue.append(activityID)
                 }
-            } else if !device.locked, !appInForeground {
+            } else if !device.locked {
                 if device.banner == nil {
                     self.showBanner(deviceID, activity: activityID)
                 } else if device.banner?.activity != activityID {
@@ -25,6 +25,19 @@ extension Engine {
                 }
             }
         }
+    }
+
+    /// LA-15: the devices that show `activity`: its own, or every device for one without a device.
+    func devicesShowing(_ activity: Activity) -> [String] {
+        guard let device = activity.device else { return self.devices.keys.sorted() }
+        return self.devices[device] == nil ? [] : [device]
+    }
+
+    /// Whether `deviceID` may present `activityID` in its island or a banner now (LA-16).
+    private func mayPresent(_ activityID: String, on deviceID: String, banner: Bool) -> Bool {
+        guard let activity = self.activities[activityID] else { return false }
+        let shown = banner ? activity.isOnLockScreen : activity.isIslandCandidate
+        return shown && self.devices[deviceID]?.foregroundApp != activity.app
     }
 
     /// Expands the island of `deviceID` on `activity` from `now`, replacing any expansion.
@@ -51,7 +64,7 @@ extension Engine {
         self.devices[deviceID]?.expansion = nil
         self.changes.devices.insert(deviceID)
         while let next = self.devices[deviceID]?.alertQueue.popFirst() {
-            if self.activities[next]?.isIslandCandidate == true {
+            if self.mayPresent(next, on: deviceID, banner: false) {
                 self.expand(deviceID, activity: next, reason: .alert)
                 return
             }
@@ -63,7 +76,7 @@ extension Engine {
         self.devices[deviceID]?.banner = nil
         self.changes.devices.insert(deviceID)
         while let next = self.devices[deviceID]?.bannerQueue.popFirst() {
-            if self.activities[next]?.isOnLockScreen == true {
+            if self.mayPresent(next, on: deviceID, banner: true) {
                 self.showBanner(deviceID, activity: next)
                 return
             }
@@ -73,17 +86,28 @@ extension Engine {
     /// LA-7: an activity leaving the island collapses every expansion showing it, in the same
     /// revision; a dismissed one also loses its banners.
     mutating func collapsePresentations(of activityID: String) {
-        let inIsland = self.activities[activityID]?.isIslandCandidate ?? false
-        let onLockScreen = self.activities[activityID]?.isOnLockScreen ?? false
-        for deviceID in self.devices.keys.sorted() {
+        let activity = self.activities[activityID]
+        let inIsland = activity?.isIslandCandidate ?? false
+        let onLockScreen = activity?.isOnLockScreen ?? false
+        let deviceIDs = activity.map(self.devicesShowing) ?? self.devices.keys.sorted()
+        for deviceID in deviceIDs {
             guard let device = self.devices[deviceID] else { continue }
             if !inIsland, device.expansion?.activity == activityID { self.endExpansion(deviceID) }
             if !onLockScreen, device.banner?.activity == activityID { self.endBanner(deviceID) }
         }
     }
 
+    /// LA-16: `app` came to the foreground on `deviceID`: its expansion and banner there end.
+    mutating func collapsePresentations(ofApp app: String, on deviceID: String) {
+        guard let device = self.devices[deviceID] else { return }
+        if let shown = device.expansion?.activity, self.activities[shown]?.app == app { self.endExpansion(deviceID) }
+        if let shown = device.banner?.activity, self.activities[shown]?.app == app { self.endBanner(deviceID) }
+    }
+
     /// `island.press`: a long press expands `activity` (or what the island shows) for
-    /// `pressExpandedSeconds`, interrupting an alert.
+    /// `pressExpandedSeconds`, interrupting an alert. A press on an island that shows nothing is
+    /// refused; replayed from a log it does nothing: a revision-1 log may press an island that
+    /// showed another device's activity then (LA-15).
     mutating func press(_ command: IslandPress) throws(APIError) -> JSONValue {
         guard let device = self.devices[command.device] else {
             throw APIError(.notFound, "no device \"\(command.device)\"", field: "/device")
@@ -101,10 +125,23 @@ extension Engine {
                     .conflict, "activity \"\(id)\" is \(activity.phase.rawValue), not in the island", field: "/activity"
                 )
             }
+            if let owner = activity.device, owner != command.device {
+                throw APIError(
+                    .conflict, "LA-15: activity \"\(id)\" runs on device \"\(owner)\", not \(command.device)",
+                    field: "/activity")
+            }
+            if device.foregroundApp == activity.app {
+                throw APIError(
+                    .conflict, "LA-16: \(activity.app) is in the foreground on \(command.device); its activities leave the island",
+                    field: "/activity")
+            }
             target = id
         } else {
-            guard let shown = self.islandPick().primary?.id else {
-                throw APIError(.conflict, "the island shows no activity to expand", field: "/device")
+            guard let shown = self.islandPick(on: command.device).primary?.id else {
+                guard case .logged = self.admission else {
+                    throw APIError(.conflict, "the island shows no activity to expand", field: "/device")
+                }
+                return [:]
             }
             target = shown
         }

@@ -80,7 +80,7 @@ extension Engine {
         guard before != self.configuration else { return [:] }
         self.changes.config = true
         self.changes.allDevices = true
-        self.changes.island = true
+        for id in self.devices.keys { self.changes.scenes[id, default: SceneChange()].island = true }
         for id in self.apps.keys { self.changes.apps.insert(id) }
         for id in self.activities.keys { self.changes.activities.insert(id) }
         // Every widget shows its reload budget's limit.

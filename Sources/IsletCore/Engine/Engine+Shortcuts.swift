@@ -57,15 +57,19 @@ extension Engine {
             attributes: input.attributes, state: input.state, relevanceScore: input.relevanceScore)
     }
 
-    /// SC-2: runs a shortcut. A Live Activity intent starts an activity with `source: intent`,
-    /// which LA-3 allows while the app is in the background; its parameter value becomes the
-    /// attribute of the parameter's name. Every run counts towards the ordering.
+    /// SC-2: runs a shortcut on a device (`device`, default the simulation's default device). A
+    /// Live Activity intent starts an activity there with `source: intent`, which LA-3 allows
+    /// while the app is in the background; its parameter value becomes the attribute of the
+    /// parameter's name. An `openApp` intent brings the app to the foreground of that device
+    /// (LA-16; in a simulation without devices, revision 1's `foreground` flag). Every run counts
+    /// towards the ordering.
     mutating func runShortcut(_ run: ShortcutRun) throws(APIError) -> JSONValue {
         guard let app = self.apps[run.app] else { throw APIError(.notFound, "no app \"\(run.app)\"", field: "/app") }
         guard let index = app.shortcuts.firstIndex(where: { $0.id == run.id }) else {
             throw APIError(.notFound, "\(run.app) has no shortcut \"\(run.id)\"", field: "/id")
         }
         let shortcut = app.shortcuts[index]
+        let device = try self.commandDevice(run.device)
         if let value = run.parameterValue {
             guard let parameter = shortcut.parameter else {
                 throw APIError(.invalidArgument, "shortcut \"\(run.id)\" has no parameter", field: "/parameterValue")
@@ -85,7 +89,7 @@ extension Engine {
                 attributes[parameter.name] = .string(value)
             }
             let request = ActivityRequest(
-                id: run.activityId, app: run.app, attributesType: shortcut.intent.attributesType ?? "",
+                id: run.activityId, app: run.app, device: device, attributesType: shortcut.intent.attributesType ?? "",
                 attributes: attributes,
                 content: ContentInput(
                     state: shortcut.intent.state, staleDate: nil, relevanceScore: shortcut.intent.relevanceScore),
@@ -94,7 +98,11 @@ extension Engine {
             let started = try self.requestActivity(request)
             result["activity"] = started["id"] ?? .null
         case .openApp:
-            self.apps[run.app]?.foreground = true
+            if let device {
+                self.bringToForeground(run.app, on: device)
+            } else {
+                self.apps[run.app]?.foreground = true
+            }
         case .action:
             break
         }

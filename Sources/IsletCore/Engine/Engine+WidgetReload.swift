@@ -42,7 +42,10 @@ extension Engine {
     /// - Returns: the instant it happens or will happen; `nil` when a budget of 0 forbids it.
     mutating func requestReload(_ id: String, reason: String, notBefore: Instant) -> Instant? {
         guard var widget = self.widgets[id] else { return nil }
-        let charged = WidgetReloadRequest.chargedReasons.contains(reason)
+        // WK-11: a reload asked for (not a timeline policy's) while the app is on its widget's
+        // device's screen is free, so it happens at once.
+        let inForeground = widget.device.flatMap { self.devices[$0]?.foregroundApp } == widget.app
+        let charged = WidgetReloadRequest.chargedReasons.contains(reason) && !(inForeground && reason != "policy")
         guard charged else {
             // WK-4, WK-9: free reloads happen at once and satisfy any reload that was waiting.
             self.perform(&widget, reason: reason, charged: false)

@@ -44,13 +44,14 @@ public struct Engine: Sendable {
     var channelSubscribers: TreeDictionary<String, TreeSet<String>> = [:]
     /// The APNs provider keys pushes must be signed with, by key id (none: no JWT is asked for).
     var apnsKeys: TreeDictionary<String, ProviderKey> = [:]
-    var index = PresentationIndex()
+    /// LA-15: each device's rankings of the activities it shows.
+    var indexes = DeviceIndexes()
     var scheduler = DeadlineScheduler()
     var counters = Counters()
-    /// LA-4: pending, active and stale activities of every app.
-    var ongoingCount = 0
+    /// LA-4: pending, active and stale activities per device and per app on each device.
+    var ongoing = OngoingCounts()
     var document = StateDocument()
-    /// Scene parts shared by every device, derived from `index`.
+    /// Each device's island pick, derived from `indexes`.
     var sceneBase = SceneBase()
     /// What the revision in progress touched; empty between revisions.
     var changes = ChangeSet()
@@ -120,14 +121,16 @@ public struct Engine: Sendable {
             chunkSize: chunkSize, virtual: self.widgetSection, member: self.lockScreenMember, to: sink)
     }
 
-    /// Every scene's `lockScreen.activities`, built from the index when read.
+    /// Every scene's `lockScreen.activities`, built from the device's index when read.
     private var lockScreenMember: VirtualMember {
-        VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList }
+        VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList(of: $0) }
     }
 
-    /// PR-6: the Lock Screen's activity ids in order, as the document shows them.
+    /// PR-6: a device's Lock Screen activity ids in order, as the document shows them.
     /// - Complexity: O(n).
-    var lockScreenList: JSONValue { .array(self.index.lockScreen.elements.map { .string($0.id) }) }
+    func lockScreenList(of device: String) -> JSONValue {
+        .array(self.indexes[device].lockScreen.elements.map { .string($0.id) })
+    }
 
     /// `/widgets`, built from the model when read.
     private var widgetSection: VirtualSection {
@@ -141,8 +144,11 @@ public struct Engine: Sendable {
     /// - Complexity: O(log n).
     public func resolve(token: String) -> TokenResolution? {
         switch self.tokens[token.lowercased()] {
-        case .pushToStart(let app)?:
-            return TokenResolution(app: app, activity: nil, activityState: nil)
+        case .pushToStart(let app, let device, let attributesType)?:
+            var resolution = TokenResolution(app: app, activity: nil, activityState: nil)
+            resolution.device = device
+            resolution.attributesType = attributesType
+            return resolution
         case .widgets(let app)?:
             var resolution = TokenResolution(app: app, activity: nil, activityState: nil)
             resolution.isWidgets = true
@@ -172,6 +178,11 @@ public struct TokenResolution: Sendable, Hashable {
     public var dismissedAt: Instant?
     /// A WidgetKit push token (the app's widgets on the device), not a Live Activity token.
     public var isWidgets = false
+    /// The device a push-to-start token belongs to (LA-15); `nil` for an app's revision-1
+    /// token, which starts on the simulation's default device.
+    public var device: String?
+    /// The attributes type a push-to-start token was issued for; `nil` for the revision-1 token.
+    public var attributesType: String?
 
     public init(app: String, activity: String?, activityState: String?, dismissedAt: Instant? = nil) {
         self.app = app
@@ -186,7 +197,9 @@ public struct TokenResolution: Sendable, Hashable {
 
 /// Who a token belongs to.
 enum TokenOwner: Sendable, Hashable {
-    case pushToStart(app: String)
+    /// A push-to-start token: of one device and attributes type, or (both `nil`) the app's
+    /// revision-1 token.
+    case pushToStart(app: String, device: String?, attributesType: String?)
     /// The app's WidgetKit push token (`apns-push-type: widgets`).
     case widgets(app: String)
     case activity(id: String)

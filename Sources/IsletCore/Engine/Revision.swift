@@ -49,18 +49,12 @@ struct ChangeSet: Sendable {
     /// subscribed to): only their entries are rebuilt and compared.
     var channels: [String: Set<String>] = [:]
     var devices: Set<String> = []
-    /// Every device's scene must be rebuilt (the shared island changed).
+    /// Every device's scene must be rebuilt (configuration or an app's identity changed).
     var allDevices = false
-    /// The Lock Screen list changed: every device gets its operations. The list is not part of
-    /// a device's stored entry, so this alone does not rebuild the entry.
-    var lockScreen = false
-    /// The Lock Screen moves of this revision, in order; `nil` once there are too many to be
-    /// worth replaying (the scenes then compare the lists instead).
-    var lockScreenMoves: [PresentationIndex.LockScreenMove]? = []
-    /// The Lock Screen list's operations relative to `…/scene/lockScreen/activities`, when the
-    /// moves were replayed; shared by every device's scene.
-    var lockScreenOps: [PatchOperation]?
-    var island = false
+    /// Per device, the rankings the revision changed and their Lock Screen moves (LA-15). The
+    /// Lock Screen list is not part of a device's stored entry, so a Lock Screen change alone
+    /// does not rebuild the entry.
+    var scenes: [String: SceneChange] = [:]
     var config = false
     var clockSettings = false
     var transitions = 0

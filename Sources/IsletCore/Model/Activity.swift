@@ -2,6 +2,9 @@
 struct Activity: Sendable, Hashable {
     var id: String
     var app: String
+    /// LA-15: the device it runs on; `nil` when it was requested while the simulation had no
+    /// device (revision 1), and then every device shows it.
+    var device: String?
     var attributesType: String
     /// LA-1: fixed for the activity's life.
     var attributes: JSONObject
@@ -17,7 +20,7 @@ struct Activity: Sendable, Hashable {
     var scheduledStart: Instant?
     var startedAt: Instant?
     var endedAt: Instant?
-    /// Who or what ended it: `app`, `push`, `system` (8 h), `person`, `frequentUpdates`, `appDeleted`.
+    /// Who or what ended it: `app`, `push`, `system` (8 h), `person`, `frequentUpdates`, `deviceDeleted`.
     var endReason: String?
     var dismissAt: Instant?
     var dismissedAt: Instant?

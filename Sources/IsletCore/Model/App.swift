@@ -15,8 +15,17 @@ struct App: Sendable, Hashable {
     var identity = Identity()
     var liveActivitiesEnabled = true
     var frequentUpdates = false
+    /// Revision 1's foreground flag (`app.upsert … "foreground"`): it lets the app start
+    /// activities (LA-3) and hides nothing; the foreground is now a device's (`foregroundApp`).
     var foreground = false
+    /// Revision 1's single push-to-start token: it starts activities of any attributes type on
+    /// the simulation's default device.
     var pushToStartToken: String
+    /// The `ActivityAttributes` types the app declares (`app.upsert … "attributesTypes"`); each
+    /// has a push-to-start token on every device that supports push-to-start.
+    var attributesTypes: [String] = []
+    /// Those tokens, by device and type.
+    var pushToStartTokens: TreeDictionary<PushToStartKey, PushToStartToken> = [:]
     /// Broadcast channels, by id.
     var channels: TreeDictionary<String, Channel> = [:]
     var pushBudget = Budget()
@@ -30,8 +39,6 @@ struct App: Sendable, Hashable {
     var deferred: [PendingDelivery] = []
     /// Every activity of this app still in the document.
     var activities: TreeSet<String> = []
-    /// How many of them are pending, active or stale (LA-4).
-    var ongoingCount = 0
     /// Every widget of this app.
     var widgets: TreeSet<String> = []
     /// SC-1: the app's App Shortcuts (at most 10), in declared order.
@@ -56,6 +63,22 @@ struct App: Sendable, Hashable {
     mutating func modifyBudget(_ kind: BudgetKind, _ body: (inout Budget) -> Void) {
         if kind == .push { body(&self.pushBudget) } else { body(&self.pushToStartBudget) }
     }
+}
+
+/// Which push-to-start token: one device, one attributes type.
+struct PushToStartKey: Sendable, Hashable, Comparable {
+    var device: String
+    var attributesType: String
+
+    static func < (lhs: PushToStartKey, rhs: PushToStartKey) -> Bool {
+        (lhs.device, lhs.attributesType) < (rhs.device, rhs.attributesType)
+    }
+}
+
+/// A push-to-start token and how many times it was rotated (`app.rotatePushToStartToken`).
+struct PushToStartToken: Sendable, Hashable {
+    var token: String
+    var generation: Int
 }
 
 /// A fixed-window budget: the window opens at the first charge and lasts `budgetWindowSeconds`;

@@ -10,6 +10,8 @@ struct Device: Sendable, Hashable {
     var locked = false
     var standby = false
     var nightMode = false
+    /// LA-16: the app on the screen; its activities leave this device's island and banners.
+    var foregroundApp: String?
     /// The iOS version it runs (default the newest); features gate on it (``Feature``).
     var iosVersion = IOSVersion.newest
     /// SS-7: the device's time zone (default UTC): its habits, hours and clock are local.

@@ -1,10 +1,10 @@
 internal import HashTreeCollections
 
-/// The scene resolver: what one device shows right now (API.md `scene`), from the shared
-/// island pick and Lock Screen order plus the device's own geometry, switches and expansion.
+/// The scene resolver: what one device shows right now (API.md `scene`), from the device's own
+/// island pick and Lock Screen order (LA-15, LA-16), geometry, switches and expansion.
 extension Engine {
     /// The device object of the document, scene included, as stored: the Lock Screen list is
-    /// `null` (reads and `add` operations put ``lockScreenList`` there).
+    /// `null` (reads and `add` operations put ``lockScreenList(of:)`` there).
     func deviceJSON(_ device: Device) -> JSONValue {
         let model = device.model
         let object: JSONObject = [
@@ -17,6 +17,7 @@ extension Engine {
             "timeZone": .string(device.timeZone.identifier),
             "geometry": model.geometryJSON,
             "appearance": .string(device.appearance.rawValue),
+            "foregroundApp": device.foregroundApp.map(JSONValue.string) ?? .null,
             "locked": .bool(device.locked),
             "standby": .bool(device.standby),
             "nightMode": .bool(device.nightMode),
@@ -26,7 +27,7 @@ extension Engine {
     }
 
     func sceneJSON(_ device: Device) -> JSONValue {
-        let pick = self.sceneBase.island
+        let pick = self.sceneBase[device.id]
         let background = device.appearance == .dark ? "#000000" : "#FFFFFF"
         let object: JSONObject = [
             "island": self.islandJSON(device, pick),

@@ -26,11 +26,11 @@ struct RankKey: Sendable, Hashable, Comparable {
     }
 }
 
-/// The two rankings the scene needs, kept up to date as activities change.
+/// The two rankings one device's scene needs, kept up to date as activities change.
 ///
 /// `lockScreen` holds PR-6's members (active, stale, ended-not-dismissed); `island` holds
-/// PR-1's candidates (active, stale). Both are global: every simulated device shows the same
-/// activities, each through its own geometry.
+/// PR-1's candidates (active, stale), including those LA-16 hides while their app is in the
+/// foreground (the pick skips them). Each device has its own (``DeviceIndexes``, LA-15).
 struct PresentationIndex: Sendable {
     var lockScreen = SortedChunks<RankKey>()
     var island = SortedChunks<RankKey>()

@@ -8,24 +8,30 @@ struct IslandPick: Sendable, Hashable {
     var secondary: RankKey?
 }
 
-/// The parts of every device's scene that do not depend on the device, recomputed at the end
-/// of a revision only when the rankings changed.
+/// Each device's island pick, recomputed at the end of a revision only for the devices whose
+/// rankings (or foreground app, LA-16) changed.
 struct SceneBase: Sendable {
-    var island = IslandPick()
+    var islands: TreeDictionary<String, IslandPick> = [:]
+
+    subscript(device: String) -> IslandPick { self.islands[device] ?? IslandPick() }
 }
 
 extension Engine {
-    /// PR-2/PR-3: the best candidate, and the best candidate of another app if there is one.
+    /// PR-2/PR-3 on one device: the best candidate, and the best candidate of another app if
+    /// there is one. LA-16: the app in the foreground on the device shows nothing in its island.
     ///
     /// Policy `score`: highest score, then earliest start, first is attached. Policy `start`:
     /// each app's best (by score), then the two apps whose best started first, earliest attached.
     /// - Complexity: `score` walks the ranking until a second app appears (at most the first
-    ///   app's candidates, 5 by default); `start` is O(candidates).
-    func islandPick() -> IslandPick {
+    ///   app's candidates, and the foreground app's, 5 each by default); `start` is O(candidates).
+    func islandPick(on deviceID: String) -> IslandPick {
+        let hidden = self.devices[deviceID]?.foregroundApp
+        let candidates = self.indexes[deviceID].island
         switch self.configuration.minimalPolicy {
         case .score:
             var pick = IslandPick()
-            self.index.island.forEach { key in
+            candidates.forEach { key in
+                if key.app == hidden { return true }
                 guard let primary = pick.primary else {
                     pick.primary = key
                     return true
@@ -39,8 +45,8 @@ extension Engine {
             return pick
         case .start:
             var bestPerApp: [String: RankKey] = [:]
-            self.index.island.forEach { key in
-                if bestPerApp[key.app] == nil { bestPerApp[key.app] = key }
+            candidates.forEach { key in
+                if key.app != hidden, bestPerApp[key.app] == nil { bestPerApp[key.app] = key }
                 return true
             }
             let ordered = bestPerApp.values.sorted { ($0.startedAt, $0.startOrder) < ($1.startedAt, $1.startOrder) }
@@ -48,18 +54,22 @@ extension Engine {
         }
     }
 
-    /// Recomputes the shared scene parts the revision invalidated.
+    /// Recomputes the island picks and Lock Screen operations of the devices the revision
+    /// touched; a device whose pick changed is rebuilt.
     mutating func refreshSceneBase() {
-        if self.changes.island {
-            let pick = self.islandPick()
-            if pick != self.sceneBase.island {
-                self.sceneBase.island = pick
-                self.changes.allDevices = true
+        for id in self.changes.scenes.keys.sorted() {
+            guard let change = self.changes.scenes[id] else { continue }
+            if change.island {
+                let pick = self.islandPick(on: id)
+                if pick != self.sceneBase[id] {
+                    self.sceneBase.islands[id] = pick
+                    self.changes.devices.insert(id)
+                }
             }
-        }
-        if self.changes.lockScreen {
-            // The list itself is not stored (see `VirtualMember`); its operations are the moves.
-            self.changes.lockScreenOps = self.changes.lockScreenMoves.map(operations(replaying:))
+            if change.lockScreen {
+                // The list itself is not stored (see `VirtualMember`); its operations are the moves.
+                self.changes.scenes[id]?.lockScreenOps = change.lockScreenMoves.map(operations(replaying:))
+            }
         }
     }
 }

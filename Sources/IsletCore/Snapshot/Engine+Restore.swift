@@ -27,10 +27,16 @@ extension Engine {
             activityNumber: try counters.count("activityNumber"), tokenNumber: try counters.count("tokenNumber"),
             startOrder: try counters.count("startOrder"), channelNumber: try counters.optionalCount("channelNumber") ?? 0,
             tokenSalt: try counters.optionalCount("tokenSalt") ?? 0)
-        for device in try root.array("devices", restoreDevice) { self.devices[device.id] = device }
+        for device in try root.array("devices", restoreDevice) {
+            self.devices[device.id] = device
+            self.indexes.addDevice(device.id)
+        }
         for app in try root.array("apps", restoreApp) {
             self.apps[app.id] = app
-            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id)
+            self.tokens[app.pushToStartToken] = .pushToStart(app: app.id, device: nil, attributesType: nil)
+            for (key, typed) in app.pushToStartTokens {
+                self.tokens[typed.token] = .pushToStart(app: app.id, device: key.device, attributesType: key.attributesType)
+            }
             self.tokens[app.widgetPushToken] = .widgets(app: app.id)
             for channel in app.channels.keys { self.channelApps[channel] = app.id }
         }
@@ -66,11 +72,9 @@ extension Engine {
         self.apps[activity.app]?.activities.insert(activity.id)
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
         if let channel = activity.channel { self.channelSubscribers[channel, default: []].insert(activity.id) }
-        _ = self.index.update(from: .init(nil), to: .init(activity))
-        if activity.isOngoing {
-            self.ongoingCount += 1
-            self.apps[activity.app]?.ongoingCount += 1
-        }
+        var ignored: [String: SceneChange] = [:]
+        self.indexes.update(device: activity.device, from: .init(nil), to: .init(activity), changes: &ignored)
+        if activity.isOngoing { self.ongoing.adjust(device: activity.device, app: activity.app, by: 1) }
     }
 
     private mutating func restore(_ widget: Widget) throws(APIError) {
@@ -127,7 +131,7 @@ extension Engine {
             self.activities[id]?.render = rendered
             self.activities[id]?.renderedFragments = Self.fragmentsJSON(rendered)
         }
-        self.sceneBase.island = self.islandPick()
+        for id in self.devices.keys { self.sceneBase.islands[id] = self.islandPick(on: id) }
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
         var pass = WidgetRenderPass(self)
@@ -173,6 +177,7 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
     device.homeStacks = try reader.strings("homeStacks")
     device.homeWidgets = try reader.strings("homeWidgets")
     device.lockWidgets = try reader.strings("lockWidgets")
+    device.foregroundApp = try reader.optionalString("foregroundApp")
     return device
 }
 
@@ -201,6 +206,12 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
     app.deferred = try reader.array("deferred", restorePending)
     app.shortcuts = try reader.array("shortcuts", restoreShortcut)
     app.nextShortcutOrder = Int(try reader.count("nextShortcutOrder"))
+    if reader.object["attributesTypes"] != nil { app.attributesTypes = try reader.strings("attributesTypes") }
+    if reader.object["pushToStartTokens"] != nil {
+        for (key, typed) in try reader.array("pushToStartTokens", restorePushToStartToken) {
+            app.pushToStartTokens[key] = typed
+        }
+    }
     if reader.object["channels"] != nil {
         for channel in try reader.array("channels", { channel throws(APIError) in try restoreChannel(channel, app: app.id) }) {
             app.channels[channel.id] = channel
@@ -219,6 +230,11 @@ private func restorePending(_ reader: SnapshotReader) throws(APIError) -> Pendin
     PendingDelivery(
         command: try reader.value("command"), receivedAt: try reader.instant("receivedAt"),
         deadline: try reader.count("deadline"))
+}
+
+private func restorePushToStartToken(_ reader: SnapshotReader) throws(APIError) -> (PushToStartKey, PushToStartToken) {
+    let key = PushToStartKey(device: try reader.string("device"), attributesType: try reader.string("attributesType"))
+    return (key, PushToStartToken(token: try reader.string("token"), generation: Int(try reader.count("generation"))))
 }
 
 private func restoreRetiredToken(_ reader: SnapshotReader) throws(APIError) -> (String, TokenOwner) {

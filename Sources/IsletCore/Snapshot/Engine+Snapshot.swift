@@ -72,7 +72,7 @@ extension Engine {
 func number(_ value: UInt64) -> JSONValue { .number(Double(value)) }
 
 func snapshotJSON(_ device: Device) -> JSONValue {
-    [
+    var object: JSONObject = [
         "id": .string(device.id), "model": .string(device.model.id), "appearance": .string(device.appearance.rawValue),
         "locked": .bool(device.locked), "standby": .bool(device.standby), "nightMode": .bool(device.nightMode),
         "expansion": device.expansion.map(snapshotJSON) ?? .null,
@@ -86,6 +86,8 @@ func snapshotJSON(_ device: Device) -> JSONValue {
         "homeWidgets": .array(device.homeWidgets.map(JSONValue.string)),
         "lockWidgets": .array(device.lockWidgets.map(JSONValue.string)),
     ]
+    if let app = device.foregroundApp { object["foregroundApp"] = .string(app) }
+    return .object(object)
 }
 
 func snapshotJSON(_ expansion: Expansion) -> JSONValue {
@@ -111,6 +113,17 @@ func snapshotJSON(_ app: App) -> JSONValue {
     ]
     // Written only when there are some, so snapshots of worlds without channels keep their bytes.
     if !app.channels.isEmpty { object["channels"] = .array(app.channels.keys.sorted().map { snapshotJSON(app.channels[$0]!) }) }
+    if !app.attributesTypes.isEmpty { object["attributesTypes"] = .array(app.attributesTypes.map(JSONValue.string)) }
+    if !app.pushToStartTokens.isEmpty {
+        object["pushToStartTokens"] = .array(
+            app.pushToStartTokens.keys.sorted().map { key in
+                let typed = app.pushToStartTokens[key]!
+                return [
+                    "device": .string(key.device), "attributesType": .string(key.attributesType),
+                    "token": .string(typed.token), "generation": .number(Double(typed.generation)),
+                ]
+            })
+    }
     return .object(object)
 }
 
@@ -163,6 +176,8 @@ func snapshotJSON(_ activity: Activity) -> JSONValue {
         "armed": .object(JSONObject(armed)),
     ]
     if let channel = activity.channel { object["channel"] = .string(channel) }
+    // Written only when set, so snapshots of device-less worlds keep their bytes.
+    if let device = activity.device { object["device"] = .string(device) }
     return .object(object)
 }
 

@@ -12,6 +12,7 @@ func restoreActivity(_ reader: SnapshotReader) throws(APIError) -> Activity {
         requestedAt: try reader.instant("requestedAt"), startOrder: try reader.count("startOrder"))
     activity.pushToken = try reader.optionalString("pushToken")
     activity.channel = try reader.optionalString("channel")
+    activity.device = try reader.optionalString("device")
     activity.scheduledStart = try reader.optionalInstant("scheduledStart")
     activity.startedAt = try reader.optionalInstant("startedAt")
     activity.endedAt = try reader.optionalInstant("endedAt")

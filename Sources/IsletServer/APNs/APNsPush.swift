@@ -180,6 +180,9 @@ struct APNsPayload {
             command["type"] = "activity.request"
             command["source"] = "push"
             command["app"] = .string(resolution.app)
+            // LA-15: a device's token starts on that device; the app's revision-1 token on the
+            // simulation's default device.
+            if let device = resolution.device { command["device"] = .string(device) }
             command["attributesType"] = self.aps["attributes-type"]
             command["attributes"] = self.aps["attributes"]
             command["content"] = self.content

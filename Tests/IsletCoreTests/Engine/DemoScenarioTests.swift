@@ -108,6 +108,44 @@ import Testing
         #expect(engine.value(at: "/widgets/iphone-se.weather/timeline/setAt") == "2026-11-22T06:00:00Z")
     }
 
+    @Test("LA-15 the demo's phones show different activities; Scores runs on two, each activity with its own push token")
+    func phonesDiffer() throws {
+        let engine = try Self.demo()
+        func lockScreen(_ device: String) -> Set<String> {
+            Set(
+                engine.value(at: JSONPointer(tokens: ["devices", device, "scene", "lockScreen", "activities"]))?
+                    .arrayValue?.compactMap { $0.stringValue?.split(separator: "-").dropLast().joined(separator: "-") } ?? [])
+        }
+        #expect(lockScreen("iphone-15-pro") == ["coffee", "game", "timer"])
+        #expect(lockScreen("iphone-16-pro-max") == ["game-max", "workout"])
+        #expect(lockScreen("iphone-se") == ["ride"])
+        let games = engine.value(at: "/activities")?.objectValue?.members.filter {
+            $0.value["app"] == "com.example.scores" && $0.value["activityState"] == "active"
+        } ?? []
+        #expect(Set(games.compactMap { $0.value["device"]?.stringValue }) == ["iphone-15-pro", "iphone-16-pro-max"])
+        let tokens = Set(games.compactMap { $0.value["pushToken"]?.stringValue })
+        #expect(tokens.count == 2)
+        #expect(engine.value(at: "/apps/com.example.scores/pushToStartTokens")?.objectValue?.keys.count == 3)
+    }
+
+    @Test("LA-16 in the demo: at halftime the Scores app is open on the iPhone 15 Pro; the game leaves that island and comes back")
+    func scoresInForeground() throws {
+        var engine = try Self.demo()
+        var shown: [String: Bool] = [:]
+        try Self.drive(&engine, hours: 0.75, step: 60) { engine in
+            let minute = String(engine.now.rfc3339.dropFirst(14).prefix(2))
+            let island = engine.value(at: "/devices/iphone-15-pro/scene/island")
+            let ids = [island?["compact"]?["activity"]] + (island?["minimal"]?.arrayValue ?? []).map { $0["activity"] }
+            shown[minute] = ids.contains { $0?.stringValue?.hasPrefix("game-") == true }
+            let lockScreen = engine.value(at: "/devices/iphone-15-pro/scene/lockScreen/activities")?.arrayValue ?? []
+            #expect(lockScreen.contains { $0.stringValue?.hasPrefix("game-") == true }, "LA-16 keeps it at \(minute)")
+        }
+        // The driver runs before each step, so what it sets at minute m shows from m + 1.
+        for minute in ["20", "25", "26", "33", "40"] { #expect(shown[minute] == true, "\(minute)") }
+        for minute in ["27", "30", "32"] { #expect(shown[minute] == false, "\(minute)") }
+        #expect(engine.value(at: "/devices/iphone-16-pro-max/foregroundApp") == .null)
+    }
+
     @Test("the demo is deterministic: the same instants give the same bytes; a forecast of its stack has a day ahead")
     func deterministic() throws {
         var first = try Self.demo(at: Self.midnight.adding(seconds: 1234))

@@ -19,7 +19,8 @@ import Testing
         }
 
         func matches(_ operation: PatchOperation) -> Bool {
-            let segments = operation.path.description.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            let segments = Array(
+                operation.path.description.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
             guard operation.kind == self.kind, segments.count == self.pattern.count else { return false }
             return zip(segments, self.pattern).allSatisfy { $1 == "*" || $0 == $1 }
         }
@@ -29,6 +30,27 @@ import Testing
         Allowed(.add, "/devices/*/alwaysOnDisplay", "new field: the model's Always-On display (LA-17)"),
         Allowed(.add, "/devices/*/iosVersion", "new field: devices of old logs run the newest iOS"),
         Allowed(.add, "/devices/*/timeZone", "new field (SS-7): devices of old logs live in UTC, as before"),
+        Allowed(.add, "/devices/*/foregroundApp", "new field (LA-16): no app is on an old log's screens"),
+        Allowed(.add, "/activities/*/device", "new field (LA-15): an old log's activities run on its default device"),
+        Allowed(.add, "/apps/*/attributesTypes", "new field: old logs' apps declare no attributes types"),
+        Allowed(.add, "/apps/*/pushToStartTokens", "new field: so they have no per-type push-to-start tokens"),
+        // LA-15: an old log's activities run on its default device (the first by id), so the other
+        // devices' scenes lose them: Lock Screen entries go, islands show less or nothing.
+        Allowed(
+            .remove, "/devices/*/scene/lockScreen/activities/*", "LA-15: only the activity's device shows it"),
+        Allowed(
+            .replace, "/devices/*/scene/lockScreen/activities/*",
+            "LA-15: the same removals, where the diff shifts the remaining entries down"),
+        Allowed(
+            .remove, "/devices/*/scene/island/minimal/*", "LA-15: fewer apps in another device's island"),
+        Allowed(
+            .replace, "/devices/*/scene/island/mode", "LA-15: fewer activities in another device's island"),
+        Allowed(
+            .replace, "/devices/*/scene/island/width", "LA-15: an island with less to show"),
+        Allowed(
+            .replace, "/devices/*/scene/island/compact", "LA-15: another device's island shows its own"),
+        Allowed(
+            .replace, "/devices/*/scene/standby", "LA-15: StandBy shows the device's own top activity"),
         // WK-10: every widget asked its provider when it was added, once more than before.
         Allowed(.replace, "/widgets/*/reload/count", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/lastAt", "WK-10"),
@@ -60,10 +82,25 @@ import Testing
                 }
                 #expect(
                     unexplained.isEmpty,
-                    "after batch \(index + 1): \(unexplained.count) differences, first \(Array(unexplained.prefix(10)))")
+                    "after batch \(index + 1): \(unexplained.count) differences, first \(unexplained.prefix(10))")
+                try Self.expectLockScreensFiltered(old: old, new: engine, batch: index + 1)
                 next = checkpoints.next()
             }
         }
         #expect(next == nil, "every golden document was compared")
+    }
+
+    /// LA-15, exactly: each device's Lock Screen lists what it listed before, less the activities
+    /// that now belong to another device, in the same order.
+    static func expectLockScreensFiltered(old: JSONValue, new engine: Engine, batch: Int) throws {
+        for device in try #require(old["devices"]?.objectValue).members {
+            let before = try #require(device.value["scene"]?["lockScreen"]?["activities"]?.arrayValue)
+            let kept = before.filter { id in
+                let owner = engine.value(at: JSONPointer(tokens: ["activities", id.stringValue ?? "", "device"]))
+                return owner == .null || owner?.stringValue == device.key
+            }
+            let now = engine.value(at: JSONPointer(tokens: ["devices", device.key, "scene", "lockScreen", "activities"]))
+            #expect(now == .array(kept), "after batch \(batch), \(device.key)")
+        }
     }
 }

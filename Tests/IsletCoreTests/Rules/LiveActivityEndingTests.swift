@@ -87,17 +87,20 @@ import Testing
         try sim.setUp(devices: ["d1": "iphone-15-pro", "se": "iphone-se-3"])
         try sim.run(["type": "app.upsert", "id": "coffee", "foreground": false])
         try sim.request("a1", extra: ["source": "intent"])
+        try sim.request("s1", extra: ["source": "intent", "device": "se"])
         let alert: JSONValue = ["title": "Brewing", "body": "Your cup is brewing", "sound": "default"]
-        try sim.run([
-            "type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]], "alert": alert,
-        ])
+        for id in ["a1", "s1"] {
+            try sim.run([
+                "type": "activity.update", "id": .string(id), "content": ["state": ["status": "brewing"]], "alert": alert,
+            ])
+        }
         #expect(sim.get("/devices/d1/scene/island/mode") == "expanded")
         #expect(
             sim.get("/devices/d1/scene/island/expanded") == [
                 "activity": "a1", "reason": "alert", "until": "2026-11-22T08:00:04Z",
             ])
         #expect(sim.get("/devices/d1/scene/island/width") == 371)
-        #expect(sim.get("/devices/se/scene/banner") == ["activity": "a1", "until": "2026-11-22T08:00:04Z"])
+        #expect(sim.get("/devices/se/scene/banner") == ["activity": "s1", "until": "2026-11-22T08:00:04Z"])
         #expect(sim.get("/activities/a1/alert/title") == "Brewing")
         #expect(sim.get("/activities/a1/alert/at") == "2026-11-22T08:00:00Z")
         try sim.advance(seconds: 4)
@@ -106,7 +109,7 @@ import Testing
         // A locked device without an island shows no banner.
         try sim.run(["type": "device.upsert", "id": "se", "locked": true])
         try sim.run([
-            "type": "activity.update", "id": "a1", "content": ["state": ["status": "onItsWay"]], "alert": alert,
+            "type": "activity.update", "id": "s1", "content": ["state": ["status": "onItsWay"]], "alert": alert,
         ])
         #expect(sim.get("/devices/se/scene/banner") == .null)
     }

@@ -112,8 +112,10 @@ import Testing
         for _ in 0..<2 { try sim.run(["type": "shortcut.run", "app": "timer", "id": "log"]) }
         #expect(sim.get("/apps/timer/shortcuts")?.arrayValue?.map { $0["id"] } == ["log", "start", "open"])
         #expect(sim.get("/apps/timer/shortcuts/0/runs") == 2)
+        // LA-16: opening the app brings it to the foreground of the run's device (default: d1).
         try sim.run(["type": "shortcut.run", "app": "timer", "id": "open"])
-        #expect(sim.get("/apps/timer/foreground") == true)
+        #expect(sim.get("/devices/d1/foregroundApp") == "timer")
+        #expect(sim.get("/apps/timer/foreground") == false)
         try sim.expectPatchesReplay()
     }
 }
