@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            resources: [.embedInCode("OpenAPI/openapi.json")],
             swiftSettings: settings),
         .target(name: "IsletClient", swiftSettings: settings),
         .target(
