@@ -37,11 +37,12 @@ class _Loop:
 def _blocking(method: Callable[Concatenate[Any, P], Awaitable[T]]) -> Callable[Concatenate[Any, P], T]:
     """The blocking twin of an async method of the wrapped object (`self._inner`)."""
 
-    def run(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+    def run(owner: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
         async def call() -> T:
-            return await method(self._inner, *args, **kwargs)
+            return await method(owner._inner, *args, **kwargs)
 
-        return self._loop.run(call())
+        loop: _Loop = owner._loop
+        return loop.run(call())
 
     run.__name__ = method.__name__
     run.__doc__ = method.__doc__
