@@ -51,7 +51,8 @@ extension IsletServer {
         case .lengthRequired:
             return APIError(.invalidArgument, "chunked request bodies are not accepted: send Content-Length")
         case .truncatedTarget:
-            return APIError(.invalidArgument, "the request target holds a CR or LF (%0D, %0A), which no path or query may hold")
+            return APIError(
+                .invalidArgument, "the request target holds a CR or LF (%0D, %0A), which no path or query may hold")
         }
     }
 

@@ -25,7 +25,8 @@ public struct Chromium: Sendable {
 
     /// A screenshot of `url` after the budget, window-sized.
     public func screenshot(_ url: String) throws -> PNGImage {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("islet-snapshot-\(UUID().uuidString).png")
+        let file = FileManager.default.temporaryDirectory
+            .appendingPathComponent("islet-snapshot-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         _ = try self.run(["--screenshot=\(file.path)", url])
         guard let data = FileManager.default.contents(atPath: file.path) else {
@@ -37,7 +38,8 @@ public struct Chromium: Sendable {
     private func run(_ arguments: [String]) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: self.executable)
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("islet-chromium-\(UUID().uuidString)")
+        let profile = FileManager.default.temporaryDirectory
+            .appendingPathComponent("islet-chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: profile) }
         process.arguments = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1",
@@ -81,12 +83,14 @@ public enum DashboardSnapshot {
         let url = baseURL + "/?" + query.map { "\($0)=\(Self.escaped($1))" }.joined(separator: "&")
         let dom = try chromium.dumpDOM(url)
         guard let rect = Self.rect(in: dom) else {
-            throw SnapshotError("the dashboard never drew the \(view) of \(device) (is the device in simulation \(simulation)?)")
+            throw SnapshotError(
+                "the dashboard never drew the \(view) of \(device) (is the device in simulation \(simulation)?)")
         }
         guard rect[0] >= 0, rect[1] >= 0, rect[0] + rect[2] <= chromium.windowWidth,
             rect[1] + rect[3] <= chromium.windowHeight
         else {
-            throw SnapshotError("the \(view) lies outside Chromium's \(chromium.windowWidth)×\(chromium.windowHeight) window")
+            let window = "\(chromium.windowWidth)×\(chromium.windowHeight)"
+            throw SnapshotError("the \(view) lies outside Chromium's \(window) window")
         }
         return try chromium.screenshot(url).cropped(x: rect[0], y: rect[1], width: rect[2], height: rect[3])
     }
@@ -99,6 +103,7 @@ public enum DashboardSnapshot {
     }
 
     private static func escaped(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:"))) ?? text
+        let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~:"))
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 }

@@ -26,7 +26,8 @@ public struct ImageDiff: Sendable {
                 differing += 1
                 marked[i] = 255; marked[i + 1] = 0; marked[i + 2] = 0; marked[i + 3] = 255
             } else {
-                let grey = UInt8((Int(actual.pixels[i]) + Int(actual.pixels[i + 1]) + Int(actual.pixels[i + 2])) / 6 + 128)
+                let sum = Int(actual.pixels[i]) + Int(actual.pixels[i + 1]) + Int(actual.pixels[i + 2])
+                let grey = UInt8(sum / 6 + 128)  // a light grey that keeps the picture readable
                 marked[i] = grey; marked[i + 1] = grey; marked[i + 2] = grey; marked[i + 3] = 255
             }
         }

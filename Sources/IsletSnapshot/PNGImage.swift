@@ -126,7 +126,9 @@ extension PNGImage {
                 uncompress(target.baseAddress, &length, source.baseAddress, uLong(source.count))
             }
         }
-        guard status == Z_OK, Int(length) == expected else { throw PNGError("the image data does not inflate (\(status))") }
+        guard status == Z_OK, Int(length) == expected else {
+            throw PNGError("the image data does not inflate (\(status))")
+        }
         return out
     }
 

@@ -72,7 +72,8 @@ struct Snapshot: AsyncParsableCommand {
             throw ValidationError("cannot read the baseline \(baselinePath)")
         }
         let diff = ImageDiff(baseline: try PNGImage(png: [UInt8](data)), actual: image)
-        let diffPath = self.output.hasSuffix(".png") ? String(self.output.dropLast(4)) + ".diff.png" : self.output + ".diff.png"
+        let stem = self.output.hasSuffix(".png") ? String(self.output.dropLast(4)) : self.output
+        let diffPath = stem + ".diff.png"
         if let marked = diff.image { try Data(marked.png).write(to: URL(fileURLWithPath: diffPath)) }
         let share = String(format: "%.4f", diff.ratio)
         guard diff.ratio <= self.threshold else {
@@ -107,7 +108,8 @@ struct Snapshot: AsyncParsableCommand {
             let reply = try await HTTPClient.request(
                 host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
             guard (200..<300).contains(reply.status) else {
-                printError("islet snapshot: \(method) \(path): \(reply.status) \(SimulationRequests.errorMessage(reply.body))")
+                let message = SimulationRequests.errorMessage(reply.body)
+                printError("islet snapshot: \(method) \(path): \(reply.status) \(message)")
                 throw ExitCode(1)
             }
             return reply.body
@@ -116,5 +118,7 @@ struct Snapshot: AsyncParsableCommand {
 }
 
 extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String { self.hasSuffix(suffix) ? String(self.dropLast(suffix.count)) : self }
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        self.hasSuffix(suffix) ? String(self.dropLast(suffix.count)) : self
+    }
 }

@@ -32,13 +32,15 @@ struct OpenAPIRouteTests {
 
     @Test("GET /v1/clock names the next scheduled transition")
     func nextTransition() throws {
-        let (server, transport) = try makeServer(.testing(virtualClockStart: Instant(millisecondsSinceEpoch: 1_795_766_400_000)))
+        let start = Instant(millisecondsSinceEpoch: 1_795_766_400_000)  // 2026-11-27T08:00:00Z
+        let (server, transport) = try makeServer(.testing(virtualClockStart: start))
         let json: HTTPHeaders = ["content-type": "application/json"]
         let none = try JSONParser().parse(try #require(transport.request(.GET, "/v1/clock")).body)
         #expect(none["nextTransition"] == .null)
         let batch = #"""
             {"commands":[{"type":"app.upsert","id":"coffee","foreground":true},
-            {"type":"activity.request","id":"a1","app":"coffee","attributesType":"T","content":{"state":{},"staleDate":"2026-11-27T09:00:00Z"}}]}
+            {"type":"activity.request","id":"a1","app":"coffee","attributesType":"T",
+            "content":{"state":{},"staleDate":"2026-11-27T09:00:00Z"}}]}
             """#
         transport.request(.POST, "/v1/commands", headers: json, body: Array(batch.utf8))
         server.flush()
