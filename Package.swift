@@ -92,6 +92,7 @@ let package = Package(
         .testTarget(
             name: "IsletBenchTests", dependencies: ["IsletBench", "IsletServer", "IsletTransport", "IsletTestSupport"],
             swiftSettings: settings),
+        .testTarget(name: "IsletSnapshotTests", dependencies: ["IsletSnapshot"], swiftSettings: settings),
         .testTarget(
             name: "IsletCLITests",
             dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore", "IsletTransport", log],
