@@ -18,6 +18,13 @@ struct OpenAPIRouteTests {
         #expect(routes.count > 90)
     }
 
+    @Test("the command types it names are the engine's")
+    func commandTypes() throws {
+        let types = OpenAPIDocument.value["components"]?["schemas"]?["Command"]?["properties"]?["type"]?["enum"]
+        let named = (types?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(named.sorted() == Command.supportedTypes.sorted())
+    }
+
     @Test("GET /v1/openapi.json serves it, per-simulation copies written out")
     func served() throws {
         let (server, transport) = try makeServer()
