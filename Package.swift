@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets", pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -56,8 +57,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            resources: [.embedInCode("OpenAPI/openapi.json")],
             swiftSettings: settings),
         .target(name: "IsletClient", swiftSettings: settings),
+        .target(name: "IsletSnapshot", dependencies: ["CZlib"], swiftSettings: settings),
         .target(
             name: "IsletBench",
             dependencies: [
@@ -68,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "islet",
             dependencies: [
-                "IsletServer", "IsletClient", "IsletBench", log,
+                "IsletServer", "IsletClient", "IsletBench", "IsletSnapshot", log,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
@@ -91,6 +94,7 @@ let package = Package(
         .testTarget(
             name: "IsletBenchTests", dependencies: ["IsletBench", "IsletServer", "IsletTransport", "IsletTestSupport"],
             swiftSettings: settings),
+        .testTarget(name: "IsletSnapshotTests", dependencies: ["IsletSnapshot"], swiftSettings: settings),
         .testTarget(
             name: "IsletCLITests",
             dependencies: ["IsletTestSupport", "IsletCore", "IsletRender", "IsletStore", "IsletTransport", log],

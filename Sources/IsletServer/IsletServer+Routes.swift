@@ -68,10 +68,7 @@ extension IsletServer {
         _ handler: @escaping SimulationRouteHandler
     ) {
         let this = LoopConfined(self)
-        let prefixed =
-            pattern.hasPrefix("/v1/")
-            ? "/v1/simulations/{simulation}/" + pattern.dropFirst("/v1/".count) : "/v1/simulations/{simulation}" + pattern
-        for registered in [pattern, prefixed] {
+        for registered in [pattern, Self.perSimulation(pattern)] {
             self.router.add(method, registered, body: body, access: access) {
                 (context: RouteContext) throws(APIError) -> RouteReply in
                 guard let server = this.value else { throw APIError(.internal, "server gone") }
@@ -80,6 +77,13 @@ extension IsletServer {
                 }
             }
         }
+    }
+
+    /// Where a route of one simulation lives for any simulation: `/v1/state` →
+    /// `/v1/simulations/{simulation}/state`, `/3/device/{token}` → `/v1/simulations/{simulation}/3/device/{token}`.
+    static func perSimulation(_ pattern: String) -> String {
+        pattern.hasPrefix("/v1/")
+            ? "/v1/simulations/{simulation}/" + pattern.dropFirst("/v1/".count) : "/v1/simulations/{simulation}" + pattern
     }
 
     /// Runs `body` with the simulation a route names. A cluster node that does not know it yet
@@ -136,7 +140,7 @@ extension IsletServer {
         }
         self.addPerSimulation(.GET, "/v1/clock") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
             server.whenPublished(context, in: simulation) { simulation throws(APIError) in
-                .json200(resultBody(rev: simulation.live.publishedRev, result: simulation.live.engine.value(at: "/clock") ?? .null))
+                Self.clockResponse(simulation)
             }
         }
         self.addPerSimulation(.GET, "/v1/devices/{id}/scene") { (server: IsletServer, simulation: Simulation, context: RouteContext) throws(APIError) -> RouteReply in
@@ -287,6 +291,20 @@ extension IsletServer {
             throw APIError(.notFound, "nothing at \(path) in the state document")
         }
         return .json200(stateBody(epoch: epoch, path: path, rev: rev) { $0.write(value) })
+    }
+
+    /// `{"nextTransition", "result": <the /clock object>, "rev"}`. `nextTransition` is the engine's
+    /// earliest scheduled deadline (or null): harnesses step a paused clock to it, and the
+    /// deadline queue is not in the document.
+    static func clockResponse(_ simulation: Simulation) -> HTTPResponse {
+        let engine = simulation.live.engine
+        var writer = JSONWriter()
+        writer.writeRaw("{\"nextTransition\":")
+        writer.write(engine.nextDeadline.map { .string($0.rfc3339) } ?? .null)
+        writer.writeRaw(",\"result\":")
+        writer.write(engine.value(at: "/clock") ?? .null)
+        writer.writeRaw(",\"rev\":\(simulation.live.publishedRev)}")
+        return .json200(writer.bytes)
     }
 
     static func sceneResponse(_ simulation: Simulation, device: String, resolveText: Bool) throws(APIError)

@@ -93,6 +93,7 @@ public final class IsletServer {
         self.addBuiltInRoutes()
         self.addSimulationRoutes()
         self.addAPIRoutes()
+        self.addOpenAPIRoute()
         for route in routes { self.router.add(route) }
     }
 

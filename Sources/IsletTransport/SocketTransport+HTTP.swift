@@ -53,6 +53,9 @@ extension SocketTransport {
             request.connectionLimit = self.configuration.maxConnections
             self.refuseBody(
                 exchange, request, bodyArrives: (contentLength ?? 0) > 0 || (method == .POST && contentLength == 0))
+        } else if !connection.hasHTTPVersion {
+            request.bodyProblem = .truncatedTarget
+            self.refuseBody(exchange, request, bodyArrives: (contentLength ?? 0) > 0)
         } else if headers["transfer-encoding"] != nil {
             // lws 4.1 does not decode chunked request bodies.
             request.bodyProblem = .lengthRequired

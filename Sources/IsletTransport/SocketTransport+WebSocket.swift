@@ -1,6 +1,8 @@
 extension SocketTransport {
     func upgradeRequested(_ connection: LWSConnection) -> LWSVerdict {
-        guard self.isAccepting, let (_, path) = connection.methodAndPath() else { return .close }
+        guard self.isAccepting, connection.hasHTTPVersion, let (_, path) = connection.methodAndPath() else {
+            return .close
+        }
         let id = self.makeID(for: connection)
         let name = connection.protocolName
         let upgrade = WebSocketUpgrade(

@@ -74,6 +74,11 @@ struct LWSConnection {
         return (Self.method(lwsIndex: index, colonMethod: { self.header(WSI_TOKEN_HTTP_COLON_METHOD) }), path)
     }
 
+    /// Whether libwebsockets read the request line's HTTP version. It is missing when a decoded
+    /// `%0D` or `%0A` in the target ended the line early: lws 4.1.6 then keeps the path up to that
+    /// byte and drops the rest, so the path is not the one the client sent.
+    var hasHTTPVersion: Bool { lws_hdr_total_length(self.wsi, WSI_TOKEN_HTTP) > 0 }
+
     private static func method(lwsIndex: Int32, colonMethod: () -> String?) -> HTTPMethod? {
         // The order of lws's `methods[]` table (lib/roles/http/server/server.c, 4.1.6).
         switch lwsIndex {

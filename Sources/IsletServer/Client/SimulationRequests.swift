@@ -58,6 +58,11 @@ public enum SimulationRequests {
         }.joined(separator: "\n")
     }
 
+    /// The `id` of a `POST /v1/simulations` reply.
+    public static func id(_ reply: [UInt8]) -> String? {
+        (try? JSONParser.stored.parse(reply))?["id"]?.stringValue
+    }
+
     /// The `epoch` of a `GET /v1/simulations/{id}` reply.
     public static func epoch(_ reply: [UInt8]) -> String? {
         (try? JSONParser.stored.parse(reply))?["epoch"]?.stringValue

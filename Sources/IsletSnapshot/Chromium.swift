@@ -1,0 +1,109 @@
+import Foundation
+
+/// Headless Chromium (Debian's `chromium`) run as a command, the way TOOLING.md's recipe does:
+/// one run prints the DOM once the page has settled, another writes a screenshot. No DevTools
+/// connection and no driver: the server and this tool keep no browser library.
+public struct Chromium: Sendable {
+    public var executable: String
+    /// Large enough for the dashboard to lay every view of a device out at 100 % side by side
+    /// without scrolling, so the box the page measures is where the screenshot shows it.
+    public var windowWidth = 3200
+    public var windowHeight = 2000
+    /// Virtual milliseconds the page may run before Chromium reads it (Chromium waits for the
+    /// network meanwhile).
+    public var budgetMilliseconds = 3000
+
+    /// `executable`, else `$ISLET_CHROMIUM`, else Debian's `/usr/bin/chromium`.
+    public init(executable: String? = nil) {
+        self.executable = executable ?? ProcessInfo.processInfo.environment["ISLET_CHROMIUM"] ?? "/usr/bin/chromium"
+    }
+
+    /// The DOM of `url` after the budget.
+    public func dumpDOM(_ url: String) throws -> String {
+        String(decoding: try self.run(["--dump-dom", url]), as: UTF8.self)
+    }
+
+    /// A screenshot of `url` after the budget, window-sized.
+    public func screenshot(_ url: String) throws -> PNGImage {
+        let file = FileManager.default.temporaryDirectory
+            .appendingPathComponent("islet-snapshot-\(UUID().uuidString).png")
+        defer { try? FileManager.default.removeItem(at: file) }
+        _ = try self.run(["--screenshot=\(file.path)", url])
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw SnapshotError("chromium wrote no screenshot")
+        }
+        return try PNGImage(png: [UInt8](data))
+    }
+
+    private func run(_ arguments: [String]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: self.executable)
+        let profile = FileManager.default.temporaryDirectory
+            .appendingPathComponent("islet-chromium-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: profile) }
+        process.arguments = [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1",
+            "--disable-extensions", "--no-first-run", "--disable-background-networking", "--mute-audio",
+            // No morphs, rolls or cross-fades: the picture is the settled state, the same every run.
+            "--force-prefers-reduced-motion",
+            "--user-data-dir=\(profile.path)", "--window-size=\(self.windowWidth),\(self.windowHeight)",
+            "--virtual-time-budget=\(self.budgetMilliseconds)",
+        ] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { throw SnapshotError("cannot run \(self.executable): \(error)") }
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw SnapshotError("\(self.executable) exited with status \(process.terminationStatus)")
+        }
+        return [UInt8](bytes)
+    }
+}
+
+/// Why a snapshot could not be taken.
+public struct SnapshotError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One view of one device, rendered by the real dashboard and cropped to it.
+public enum DashboardSnapshot {
+    /// The dashboard's name of each view (`[data-view]`), by the CLI's name.
+    public static let views = ["island": "island", "lockScreen": "lock", "standby": "standby", "home": "home"]
+
+    /// Renders `view` of `device` from the dashboard at `baseURL` showing `simulation`.
+    public static func render(
+        baseURL: String, simulation: String, device: String, view: String, token: String?, chromium: Chromium
+    ) throws -> PNGImage {
+        guard let dashboardView = Self.views[view] else { throw SnapshotError("unknown view \(view)") }
+        var query = [("simulation", simulation), ("device", device), ("snapshot", dashboardView), ("zoom", "100")]
+        if let token { query.append(("token", token)) }
+        let url = baseURL + "/?" + query.map { "\($0)=\(Self.escaped($1))" }.joined(separator: "&")
+        let dom = try chromium.dumpDOM(url)
+        guard let rect = Self.rect(in: dom) else {
+            throw SnapshotError(
+                "the dashboard never drew the \(view) of \(device) (is the device in simulation \(simulation)?)")
+        }
+        guard rect[0] >= 0, rect[1] >= 0, rect[0] + rect[2] <= chromium.windowWidth,
+            rect[1] + rect[3] <= chromium.windowHeight
+        else {
+            let window = "\(chromium.windowWidth)×\(chromium.windowHeight)"
+            throw SnapshotError("the \(view) lies outside Chromium's \(window) window")
+        }
+        return try chromium.screenshot(url).cropped(x: rect[0], y: rect[1], width: rect[2], height: rect[3])
+    }
+
+    /// `data-snapshot-rect="x y w h"`, written by Public/js/snapshot-mode.js.
+    static func rect(in dom: String) -> [Int]? {
+        guard let start = dom.range(of: "data-snapshot-rect=\"") else { return nil }
+        let numbers = dom[start.upperBound...].prefix { $0 != "\"" }.split(separator: " ").compactMap { Int($0) }
+        return numbers.count == 4 && numbers[2] > 0 && numbers[3] > 0 ? numbers : nil
+    }
+
+    private static func escaped(_ text: String) -> String {
+        let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~:"))
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+}

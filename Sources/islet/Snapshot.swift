@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import IsletClient
+import IsletServer
+import IsletSnapshot
+
+/// `islet snapshot`: a PNG of one view of one device, drawn by the real dashboard in headless
+/// Chromium, and with `--compare` a visual regression check against a baseline.
+struct Snapshot: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Render one view of one device with the dashboard in headless Chromium and write a PNG.",
+        discussion: """
+            Needs Debian's chromium (ISLET_CHROMIUM names another). With --at, the view is drawn from a \
+            throwaway fork of the simulation on a paused clock at that instant (the simulation itself is \
+            untouched). With --compare, exits 1 when more than --threshold of the pixels differ from the \
+            baseline, and writes OUT.diff.png (differences in red).
+            Environment: ISLET_URL, ISLET_ADMIN_TOKEN.
+            """)
+
+    @Option(help: "The server URL, http:// (ISLET_URL). Default: http://127.0.0.1:8080.")
+    var url: String?
+
+    @Option(help: "The admin or viewer token (ISLET_ADMIN_TOKEN); --at needs an admin token.")
+    var token: String?
+
+    @Option(help: "The simulation.") var simulation = "default"
+
+    @Option(help: "The device id.") var device: String
+
+    @Option(help: "island, lockScreen, standby or home.") var view: String
+
+    @Option(help: "Draw the world as it is at this RFC 3339 instant (a forked simulation).") var at: String?
+
+    @Option(help: "A baseline PNG to compare with.") var compare: String?
+
+    @Option(help: "The share of pixels (0…1) that may differ from the baseline.") var threshold = 0.0
+
+    @Argument(help: "Where to write the PNG.") var output: String
+
+    func validate() throws {
+        guard DashboardSnapshot.views[self.view] != nil else {
+            throw ValidationError("--view must be one of island, lockScreen, standby, home")
+        }
+        guard (0...1).contains(self.threshold) else { throw ValidationError("--threshold is a share between 0 and 1") }
+    }
+
+    func run() async throws {
+        let environment = Environment.current
+        let base = (self.url ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080").trimmingSuffix("/")
+        let token = self.token ?? environment["ISLET_ADMIN_TOKEN"]
+        let server = Server(base: base, token: token)
+        var simulation = self.simulation
+        if let at = self.at { simulation = try await server.fork(self.simulation, at: at) }
+        let image: PNGImage
+        do {
+            image = try DashboardSnapshot.render(
+                baseURL: base, simulation: simulation, device: self.device, view: self.view, token: token,
+                chromium: Chromium())
+        } catch {
+            if self.at != nil { try? await server.delete(simulation) }
+            printError("islet snapshot: \(error)")
+            throw ExitCode(1)
+        }
+        if self.at != nil { try await server.delete(simulation) }
+        try Data(image.png).write(to: URL(fileURLWithPath: self.output))
+        guard let baselinePath = self.compare else { return }
+        try self.compareWith(baselinePath, image)
+    }
+
+    private func compareWith(_ baselinePath: String, _ image: PNGImage) throws {
+        guard let data = FileManager.default.contents(atPath: baselinePath) else {
+            throw ValidationError("cannot read the baseline \(baselinePath)")
+        }
+        let diff = ImageDiff(baseline: try PNGImage(png: [UInt8](data)), actual: image)
+        let stem = self.output.hasSuffix(".png") ? String(self.output.dropLast(4)) : self.output
+        let diffPath = stem + ".diff.png"
+        if let marked = diff.image { try Data(marked.png).write(to: URL(fileURLWithPath: diffPath)) }
+        let share = String(format: "%.4f", diff.ratio)
+        guard diff.ratio <= self.threshold else {
+            let sizes = diff.image == nil ? " (the sizes differ)" : ", see \(diffPath)"
+            printError("islet snapshot: \(diff.differing) of \(diff.total) pixels differ (\(share))\(sizes)")
+            throw ExitCode(1)
+        }
+        print("islet snapshot: \(diff.differing) of \(diff.total) pixels differ (\(share)), within \(self.threshold)")
+    }
+
+    /// The two requests `--at` needs: a fork on a paused clock, and its deletion.
+    struct Server {
+        let base: String
+        let token: String?
+
+        func fork(_ source: String, at: String) async throws -> String {
+            let body = SimulationRequests.createBody(
+                id: nil, virtualClock: at, rate: 0, wallClock: false, demo: false, from: source, rev: nil)
+            let reply = try await self.send("POST", "/v1/simulations", body: body)
+            guard let id = SimulationRequests.id(reply) else {
+                throw ValidationError("the server's reply names no simulation")
+            }
+            return id
+        }
+
+        func delete(_ id: String) async throws { _ = try await self.send("DELETE", "/v1/simulations/\(id)") }
+
+        private func send(_ method: String, _ path: String, body: [UInt8] = []) async throws -> [UInt8] {
+            let target = try StreamURL(self.base)
+            var headers = [("Content-Type", "application/json")]
+            if let token { headers.append(("Authorization", "bearer \(token)")) }
+            let reply = try await HTTPClient.request(
+                host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
+            guard (200..<300).contains(reply.status) else {
+                let message = SimulationRequests.errorMessage(reply.body)
+                printError("islet snapshot: \(method) \(path): \(reply.status) \(message)")
+                throw ExitCode(1)
+            }
+            return reply.body
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        self.hasSuffix(suffix) ? String(self.dropLast(suffix.count)) : self
+    }
+}

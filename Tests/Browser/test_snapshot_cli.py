@@ -1,0 +1,51 @@
+"""`islet snapshot` against the real dashboard: a view of one device as a PNG, an unchanged view
+compares equal, a changed colour is detected and drawn in the diff image, and `--at` draws the
+world at another instant without touching it."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+
+from support import BINARY, COFFEE, IsletServer, coffee_world
+
+
+def snapshot(server: IsletServer, out, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BINARY), "snapshot", "--url", server.url, "--device", "phone", *extra, str(out)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def png_size(path) -> tuple[int, int]:
+    return struct.unpack(">II", path.read_bytes()[16:24])
+
+
+def test_compare_detects_a_changed_colour_only(server, tmp_path):
+    coffee_world(server)
+    baseline = tmp_path / "lock.png"
+    first = snapshot(server, baseline, "--view", "lockScreen")
+    assert first.returncode == 0, first.stderr
+    assert png_size(baseline) == (419, 878)  # the iPhone 15 Pro frame at 100 %
+
+    same = snapshot(server, tmp_path / "again.png", "--view", "lockScreen", "--compare", str(baseline))
+    assert same.returncode == 0, same.stderr
+    assert "0 of" in same.stdout
+
+    server.commands([{"type": "app.upsert", "id": COFFEE["id"], "identity": {"background": "#1E5FA8"}}])
+    changed = snapshot(server, tmp_path / "changed.png", "--view", "lockScreen", "--compare", str(baseline),
+                       "--threshold", "0.01")
+    assert changed.returncode == 1
+    assert "pixels differ" in changed.stderr and "changed.diff.png" in changed.stderr
+    assert png_size(tmp_path / "changed.diff.png") == (419, 878)
+
+
+def test_at_draws_another_instant_on_a_throwaway_fork(server, tmp_path):
+    coffee_world(server)
+    result = snapshot(server, tmp_path / "island.png", "--view", "island", "--at", "2026-11-22T17:00:00Z")
+    assert result.returncode == 0, result.stderr
+    assert [s["id"] for s in server.request("GET", "/v1/simulations")[1]["simulations"]] == ["default"]
+    assert server.state("/activities/order-1/activityState") == "active"
+
+
+def test_an_unknown_device_is_an_error(server, tmp_path):
+    result = snapshot(server, tmp_path / "x.png", "--view", "home")
+    assert result.returncode == 1 and "never drew" in result.stderr

@@ -1,0 +1,1 @@
+../../Public/js/islet-stream.js

@@ -1,0 +1,1 @@
+../../Public/js/json-patch.js

@@ -1,0 +1,125 @@
+"""The client and plugin against a real `islet serve` (the plugin's `islet_server`): commands,
+reads, mirrors that track GET /v1/state revision by revision, waits, the virtual clock, scene
+text, forks, errors, the asyncio API and the failure report."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import pytest
+
+from islet import AsyncIslet, Islet, IsletError, IsletTimeout, Simulation
+
+PHONE = {"type": "device.upsert", "id": "phone", "model": "iphone-15-pro"}
+APP = {"type": "app.upsert", "id": "coffee", "name": "Coffee", "foreground": True}
+
+
+def order(status: str = "received", **content: object) -> dict[str, object]:
+    return {"type": "activity.request", "id": "order", "app": "coffee", "attributesType": "Coffee",
+            "attributes": {"drink": "Latte"}, "content": {"state": {"status": status}, **content}}
+
+
+def test_commands_state_and_mirror_agree_at_every_revision(simulation: Simulation) -> None:
+    with simulation.mirror("/activities") as mirror:
+        assert mirror.value == {}
+        simulation.commands(PHONE, APP, order())
+        for status in ("brewing", "ready", "picked-up"):
+            applied = simulation.commands({"type": "activity.update", "id": "order", "content": {"state": {"status": status}}})
+            mirror.wait_for(lambda value: mirror.rev >= applied.rev, what=f"rev {applied.rev}")
+            assert mirror.value == simulation.get("/activities")
+        assert mirror.value["order"]["content"]["state"] == {"status": "picked-up"}
+
+
+def test_sync_covers_revisions_outside_the_path(simulation: Simulation) -> None:
+    with simulation.mirror("/devices") as mirror:
+        applied = simulation.commands(APP)
+        mirror.sync()
+        assert mirror.rev < applied.rev and mirror.value == {}
+
+
+def test_wait_for_times_out_with_the_last_value(simulation: Simulation) -> None:
+    with simulation.mirror("/clock") as mirror:
+        with pytest.raises(IsletTimeout, match=r"never virtual.*last value: \{.*2026-01-01T08:00:00Z"):
+            mirror.wait_for(lambda clock: clock["mode"] == "wall", timeout=0.2, what="never virtual")
+
+
+def test_clock_helpers_step_through_transitions(simulation: Simulation) -> None:
+    assert simulation.step_to_next_transition() is None
+    simulation.commands(PHONE, APP, order(staleDate="2026-01-01T08:30:00Z"))
+    clock = simulation.clock()
+    assert clock.mode == "virtual" and clock.rate == 0
+    assert clock.next_transition is not None and clock.next_transition.isoformat() == "2026-01-01T08:30:00+00:00"
+    stepped = simulation.step_to_next_transition()
+    assert stepped is not None and stepped.now == clock.next_transition
+    assert simulation.get("/activities/order/activityState") == "stale"
+    advanced = simulation.advance(3600)
+    assert advanced.now.isoformat() == "2026-01-01T09:30:00+00:00"
+
+
+@pytest.mark.islet_clock("2030-05-01T12:00:00Z")
+def test_the_marker_pins_the_start(simulation: Simulation) -> None:
+    assert simulation.clock().now.isoformat() == "2030-05-01T12:00:00+00:00"
+
+
+def test_scene_text(simulation: Simulation) -> None:
+    simulation.commands(PHONE, APP, order("brewing"), {"type": "template.put", "app": "coffee",
+                        "target": "activity:Coffee", "slot": "lockScreen", "html": "<b>{{state.status}}</b> {{attributes.drink}}"})
+    scene = simulation.scene_text("phone")
+    assert scene.island_mode == "compact"
+    assert scene.lock_screen == ["brewing Latte"]
+    assert "island: compact" in str(scene) and "brewing Latte" in str(scene)
+
+
+def test_errors_carry_the_api_shape(simulation: Simulation) -> None:
+    with pytest.raises(IsletError) as refused:
+        simulation.commands({"type": "activity.update", "id": "missing", "content": {"state": {}}})
+    assert refused.value.status == 404 and refused.value.code == "not_found"
+    assert refused.value.field == "/commands/0/id"
+
+
+def test_fork_copies_the_world(simulation: Simulation) -> None:
+    simulation.commands(PHONE)
+    fork = simulation.fork(at="2026-06-01T00:00:00Z")
+    try:
+        assert fork.get("/devices/phone/model") == "iphone-15-pro"
+        assert fork.clock().now.isoformat() == "2026-06-01T00:00:00+00:00"
+    finally:
+        fork.delete()
+
+
+def test_asyncio_api(islet_server: str) -> None:
+    async def scenario() -> list[str]:
+        async with AsyncIslet(islet_server) as client:
+            world = await client.create_simulation(at="2026-01-01T08:00:00Z")
+            try:
+                async with await world.mirror("/devices") as mirror:
+                    await world.commands(PHONE)
+                    value = await mirror.wait_for(lambda devices: "phone" in devices)
+                    return sorted(value)
+            finally:
+                await world.delete()
+
+    assert asyncio.run(scenario()) == ["phone"]
+
+
+def test_a_failure_shows_the_island_and_lock_screen(pytester: pytest.Pytester, islet_server: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ISLET_URL", islet_server)
+    pytester.makepyfile(textwrap.dedent("""
+        def test_wrong(simulation):
+            simulation.commands({"type": "device.upsert", "id": "phone"},
+                                {"type": "app.upsert", "id": "coffee", "foreground": True},
+                                {"type": "activity.request", "id": "order", "app": "coffee", "attributesType": "Coffee",
+                                 "content": {"state": {"status": "brewing"}}})
+            assert simulation.scene_text("phone").island_mode == "expanded"
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Islet: what the devices show*", "*device phone at rev *", "*island: compact*",
+                                 "*Lock Screen:*"])
+
+
+def test_the_session_server_is_shared(islet: Islet, islet_server: str) -> None:
+    assert islet.url == islet_server
+    assert any(s["id"] == "default" for s in islet.simulations())
