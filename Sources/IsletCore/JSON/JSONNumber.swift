@@ -33,8 +33,13 @@ public struct JSONNumber: Sendable, Hashable {
     /// would be written as hundreds of digits).
     /// - Parameter literal: the bytes of a literal that is valid by RFC 8259's grammar.
     init?(literal: UnsafeBufferPointer<UInt8>) {
-        guard let decimal = DecimalParts(literal: literal) else { return nil }
         guard let double = Double(String(decoding: literal, as: UTF8.self)), double.isFinite else { return nil }
+        guard let decimal = DecimalParts(literal: literal) else {
+            // An exponent of more than 17 digits below zero: only the Double (0) is kept, as
+            // earlier versions read it, so their logs replay.
+            self.storage = .double(double)
+            return
+        }
         // Up to 15 significant digits (DBL_DIG) in the normal range round-trip through the
         // nearest Double, which below 2^53 prints them back: the common case, checked cheaply.
         if decimal.digits.count <= 15, (-307...14).contains(decimal.scientificExponent) {
@@ -175,8 +180,8 @@ private struct DecimalParts: Equatable {
     /// The exponent of the first digit: `d.ddd × 10^scientificExponent`.
     var scientificExponent: Int { self.exponent + self.digits.count - 1 }
 
-    /// Takes apart a literal of RFC 8259's grammar; `nil` when its exponent has more than nine
-    /// digits and the value is not zero (out of any range Islet accepts).
+    /// Takes apart a literal of RFC 8259's grammar; `nil` when its exponent has more than 17
+    /// digits and the value is not zero.
     init?(literal: UnsafeBufferPointer<UInt8>) {
         var index = 0
         self.negative = literal.first == UInt8(ascii: "-")
@@ -203,7 +208,7 @@ private struct DecimalParts: Equatable {
             if literal[index] == UInt8(ascii: "-") || literal[index] == UInt8(ascii: "+") { index += 1 }
             while index < literal.count {
                 exponent = exponent * 10 + Int(literal[index] - UInt8(ascii: "0"))
-                if exponent > 999_999_999 { break }
+                if exponent > 99_999_999_999_999_999 { break }
                 index += 1
             }
             if exponentNegative { exponent = -exponent }
@@ -211,7 +216,7 @@ private struct DecimalParts: Equatable {
         self.digits = digits
         self.exponent = exponent - fractionDigits
         self.normalize()
-        if exponent.magnitude > 999_999_999, !self.digits.isEmpty { return nil }
+        if exponent.magnitude > 99_999_999_999_999_999, !self.digits.isEmpty { return nil }
     }
 
     /// The value a finite Double stands for: its exact integer, or its shortest round-trip form.

@@ -12,7 +12,7 @@ struct LiveExactNumberTests {
     static let pushed = "18446744073709551617"
 
     @Test(
-        "a content-state integer beyond 2^53 comes back byte for byte: REST, stream, APNs, log and restart",
+        "a content-state integer beyond 2^53 comes back byte for byte: REST, stream, APNs, log and restart (AP-8)",
         arguments: [10_000, 1])
     func roundTrip(snapshotEvery: Int) async throws {
         try await withTemporaryDirectory { dir in
@@ -47,7 +47,14 @@ struct LiveExactNumberTests {
                     body: Array(push.utf8))
                 #expect(pushReply.status == 200, "\(pushReply.text)")
                 #expect(try watcher.readText().contains(#""value":\#(Self.pushed)"#))
+                // A push the device ignores (AP-8) is logged too, and replays to the same record.
+                let ignored = try TestHTTP.request(
+                    port: port, "POST", "/3/device/\(token)",
+                    headers: [("apns-push-type", "liveactivity"), ("apns-topic", "coffee.push-type.liveactivity")],
+                    body: Array(#"{"aps":{"event":"update","content-state":{"orderId":1}}}"#.utf8))
+                #expect(ignored.status == 200)
                 let full = try TestHTTP.state(port: port).text
+                #expect(full.contains("timestamp_missing"))
                 #expect(full.contains(#""orderId":\#(Self.pushed)"#) && !full.contains("e+18") && !full.contains("e+19"))
                 return try TestHTTP.state(port: port).body
             }
