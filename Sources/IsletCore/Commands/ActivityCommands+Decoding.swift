@@ -164,7 +164,8 @@ extension AlertInput {
                 throw sound.fail("volume", "expected a volume from 0 to 1")
             }
             return reader.value("sound")
-        default: throw reader.fail("sound", "expected a sound file name, \"default\" or {\"critical\", \"name\", \"volume\"}")
+        default:
+            throw reader.fail("sound", #"expected a sound file name, "default" or {"critical", "name", "volume"}"#)
         }
     }
 

@@ -53,11 +53,11 @@ extension IsletServer {
                 // "You can't use broadcast push notifications to start a Live Activity."
                 command = ignore(
                     DeviceProblem(
-                        strictReason: "BadEvent", reason: "event_invalid", detail: "a broadcast cannot start an activity",
-                        event: "start"))
+                        strictReason: "BadEvent", reason: "event_invalid",
+                        detail: "a broadcast cannot start an activity", event: "start"))
             case .success(let payload):
-                command = self.decodable(payload.broadcastCommand(channel: id, headers: headers, apnsID: apnsID), event: payload.event)
-                    .flatMapError(ignore)
+                let broadcast = payload.broadcastCommand(channel: id, headers: headers, apnsID: apnsID)
+                command = self.decodable(broadcast, event: payload.event).flatMapError(ignore)
             }
             return command.map { command in
                 .submit(command) { _ in HTTPResponse(status: 200, headers: ["apns-id": apnsID]) }

@@ -107,7 +107,7 @@ enum PayloadProblem: Error {
 /// The body's JSON object and its `aps` object. Text that is not JSON is APNs' `BadPayload`;
 /// JSON that Islet's input parser refuses only for repeated keys or depth is the device's
 /// problem, as is JSON without an `aps` object.
-private func readAPS(_ body: [UInt8], event: (JSONObject) -> String? = { _ in nil }) -> Result<JSONObject, PayloadProblem> {
+private func readAPS(_ body: [UInt8]) -> Result<JSONObject, PayloadProblem> {
     let root: JSONValue
     do throws(APIError) {
         root = try JSONParser(maxDepth: 32).parse(body)
@@ -186,8 +186,8 @@ struct APNsPayload {
         }
         if let state = self.aps["content-state"], state.objectValue == nil {
             return DeviceProblem(
-                strictReason: "BadPayload", reason: "content_state_invalid", detail: "aps.content-state is not an object",
-                event: event)
+                strictReason: "BadPayload", reason: "content_state_invalid",
+                detail: "aps.content-state is not an object", event: event)
         }
         if let alert = self.aps["alert"], alert.objectValue == nil && alert.stringValue == nil {
             return .payload("aps.alert is neither an object nor a string", event: event)

@@ -138,7 +138,8 @@ extension IsletServer {
             switch APNsWidgetPayload.read(request.body) {
             case .failure(.apns(let failure)): return .failure(failure)
             case .failure(.device(let problem)): return ignore(problem)
-            case .success(let payload): return .success(payload.command(app: resolution.app, headers: headers, apnsID: apnsID))
+            case .success(let payload):
+                return .success(payload.command(app: resolution.app, headers: headers, apnsID: apnsID))
             }
         }
         let payload: APNsPayload
@@ -149,7 +150,9 @@ extension IsletServer {
         }
         // A start goes to the app's push-to-start token; updates and ends to an activity's token.
         guard (payload.event == .start) == resolution.isPushToStart else {
-            let detail = payload.event == .start ? "a start sent to an activity's token" : "an update or end sent to a push-to-start token"
+            let detail =
+                payload.event == .start
+                ? "a start sent to an activity's token" : "an update or end sent to a push-to-start token"
             return ignore(
                 DeviceProblem(
                     strictReason: "BadDeviceToken", reason: "event_not_for_token", detail: detail,
