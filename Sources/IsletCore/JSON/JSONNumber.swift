@@ -34,17 +34,20 @@ public struct JSONNumber: Sendable, Hashable {
     /// - Parameter literal: the bytes of a literal that is valid by RFC 8259's grammar.
     init?(literal: UnsafeBufferPointer<UInt8>) {
         guard let double = Double(String(decoding: literal, as: UTF8.self)), double.isFinite else { return nil }
+        // Up to 15 significant digits (DBL_DIG) in the normal range round-trip through the
+        // nearest Double, which below 2^53 prints them back: the common case, checked without
+        // taking the literal apart.
+        if isShortDecimal(literal) {
+            self.storage = .double(double)
+            return
+        }
         guard let decimal = DecimalParts(literal: literal) else {
             // An exponent of more than 17 digits below zero: only the Double (0) is kept, as
             // earlier versions read it, so their logs replay.
             self.storage = .double(double)
             return
         }
-        // Up to 15 significant digits (DBL_DIG) in the normal range round-trip through the
-        // nearest Double, which below 2^53 prints them back: the common case, checked cheaply.
-        if decimal.digits.count <= 15, (-307...14).contains(decimal.scientificExponent) {
-            self.storage = .double(double)
-        } else if DecimalParts(double) == decimal {
+        if DecimalParts(double) == decimal {
             self.storage = .double(double)
         } else {
             self.storage = .exact(decimal.canonicalText)
@@ -109,6 +112,47 @@ extension JSONNumber: CustomStringConvertible {
         self.write(to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// Whether a literal is zero, or has at most 15 significant digits with its first digit's
+/// exponent in -307...14 (below 2^53), scanning it without allocating.
+private func isShortDecimal(_ literal: UnsafeBufferPointer<UInt8>) -> Bool {
+    var index = literal.first == UInt8(ascii: "-") ? 1 : 0
+    var digits = 0
+    var integerDigits: Int?
+    var first = -1
+    var last = -1
+    while index < literal.count {
+        let byte = literal[index]
+        if byte == UInt8(ascii: ".") {
+            integerDigits = digits
+        } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            break
+        } else {
+            if byte != UInt8(ascii: "0") {
+                if first < 0 { first = digits }
+                last = digits
+            }
+            digits += 1
+        }
+        index += 1
+    }
+    guard first >= 0 else { return true }
+    guard last - first < 15 else { return false }
+    var exponent = 0
+    if index < literal.count {
+        index += 1
+        let negative = literal[index] == UInt8(ascii: "-")
+        if negative || literal[index] == UInt8(ascii: "+") { index += 1 }
+        while index < literal.count {
+            exponent = exponent * 10 + Int(literal[index] - UInt8(ascii: "0"))
+            if exponent > 1000 { return false }
+            index += 1
+        }
+        if negative { exponent = -exponent }
+    }
+    let scientific = (integerDigits ?? digits) - 1 - first + exponent
+    return (-307...14).contains(scientific)
 }
 
 /// Writes an integral Double in plain decimal digits, however large (-0 as `0`).

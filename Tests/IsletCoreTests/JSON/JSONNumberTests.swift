@@ -1,3 +1,4 @@
+import IsletTestSupport
 import Testing
 
 @testable import IsletCore
@@ -82,6 +83,22 @@ import Testing
         #expect(try self.roundTrip("0e999999999999999999999") == "0")
         #expect(try self.roundTrip("1e-99999999999999999") == "1e-99999999999999999")
         #expect(try self.roundTrip("1e-999999999999999999") == "0")
+    }
+
+    @Test("any Double's encoding parses back to the same number, and any exact number's to itself", arguments: 0..<4)
+    func roundTripsRandomly(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<2000 {
+            let double = Double(bitPattern: random.next())
+            guard double.isFinite else { continue }
+            let value = JSONValue.number(double)
+            #expect(try self.parser.parse(value.encodedString) == value, "\(double)")
+            let digits = (0..<Int.random(in: 16...30, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }
+            let text = "1" + digits.joined() + (Bool.random(using: &random) ? "" : "e-\(Int.random(in: 0...40, using: &random))")
+            let exact = try self.parser.parse(text)
+            #expect(try self.parser.parse(exact.encodedString) == exact, "\(text)")
+            #expect(exact.encodedCount == exact.encoded.count)
+        }
     }
 
     @Test("encodedCount counts exact numbers too")
