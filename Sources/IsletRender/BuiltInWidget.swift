@@ -59,7 +59,8 @@ func displayString(_ value: JSONValue?) -> String {
     switch value {
     case nil, .null?: return ""
     case .string(let text)?: return text
-    case .number(let number)?: return shortNumber(number)
+    // A number a Double would not show exactly (a big integer identifier) is shown as sent.
+    case .number(let number)?: return number.isDouble ? shortNumber(number.double) : number.description
     case .bool(let flag)?: return flag ? "true" : "false"
     case let other?: return other.encodedString
     }
@@ -67,9 +68,8 @@ func displayString(_ value: JSONValue?) -> String {
 
 /// A number's text without a fractional part when it has none (21, not 21.0), else one decimal.
 func shortNumber(_ value: Double) -> String {
-    if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-    let tenths = (value * 10).rounded() / 10
-    return tenths == tenths.rounded() ? String(Int64(tenths)) : String(tenths)
+    let shown = value == value.rounded() ? value : (value * 10).rounded() / 10
+    return JSONNumber(shown).description
 }
 
 /// A number with two decimals (`182.50`).

@@ -211,6 +211,11 @@ public struct IsletConfiguration: Sendable, Equatable {
     /// Mount the `/v1/echo` WebSocket, which exists only for conformance testing (Autobahn).
     /// Default off; refused with a non-loopback host.
     public var conformanceEcho: Bool
+    /// Refuse pushes with the 400 reasons Islet gave before AP-8 (`MissingTimestamp`, `BadEvent`,
+    /// `MissingStartField`, `BadPayload`…) instead of answering 200 and recording an ignored
+    /// delivery as APNs and the device would (`--apns-strict`). Default off: for debugging a
+    /// provider only.
+    public var apnsStrict: Bool
     /// How many simulations may exist at once, `default` included (`--max-simulations`).
     /// Default 1,000; `POST /v1/simulations` beyond it is refused with `limit_exceeded`.
     public var maxSimulations: Int
@@ -273,7 +278,8 @@ public struct IsletConfiguration: Sendable, Equatable {
         limits: Limits = Limits(), stream: Stream = Stream(),
         store: Store = Store(), rateLimit: RateLimit = RateLimit(), tls: TLS? = nil,
         shutdownGracePeriod: Duration = .seconds(5), virtualClockStart: Instant? = nil, demo: DemoPolicy = .off,
-        webSocketCompression: Bool = false, conformanceEcho: Bool = false, maxSimulations: Int = 1000
+        webSocketCompression: Bool = false, conformanceEcho: Bool = false, apnsStrict: Bool = false,
+        maxSimulations: Int = 1000
     ) {
         self.host = host
         self.port = port
@@ -292,6 +298,7 @@ public struct IsletConfiguration: Sendable, Equatable {
         self.demo = demo
         self.webSocketCompression = webSocketCompression
         self.conformanceEcho = conformanceEcho
+        self.apnsStrict = apnsStrict
         self.maxSimulations = maxSimulations
     }
 

@@ -17,8 +17,8 @@ struct Serve: AsyncParsableCommand {
             ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES,
             ISLET_SLOW_CONSUMER_TIMEOUT, ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
             ISLET_DB, ISLET_DURABILITY, ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER,
-            ISLET_WS_COMPRESSION (1 or true), ISLET_MAX_SIMULATIONS, ISLET_MAX_CONNECTIONS,
-            ISLET_ALLOWED_HOSTS (comma-separated).
+            ISLET_WS_COMPRESSION (1 or true), ISLET_APNS_STRICT (1 or true), ISLET_MAX_SIMULATIONS,
+            ISLET_MAX_CONNECTIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
             islet) or whose log does not replay is refused with exit code 2; it is never replaced.
@@ -142,6 +142,13 @@ struct Serve: AsyncParsableCommand {
             """)
     var wsCompression = false
 
+    @Flag(
+        help: """
+            Answer pushes the device would ignore with Islet's explicit 400 reasons instead of APNs' 200 \
+            and an ignored delivery, for debugging a provider (ISLET_APNS_STRICT, 1 or true).
+            """)
+    var apnsStrict = false
+
     @Flag(help: "Mount the /v1/echo WebSocket for conformance testing (Autobahn). Loopback hosts only.")
     var conformanceEcho = false
 
@@ -256,6 +263,8 @@ struct Serve: AsyncParsableCommand {
         configuration.webSocketCompression =
             self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
         configuration.conformanceEcho = self.conformanceEcho
+        configuration.apnsStrict =
+            self.apnsStrict || ["1", "true"].contains(environment["ISLET_APNS_STRICT"]?.lowercased())
         if let max: Int = try self.maxSimulations ?? environment.number("ISLET_MAX_SIMULATIONS") {
             configuration.maxSimulations = max
         }
@@ -372,6 +381,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     demo: \(configuration.demo.rawValue)
     ws-compression: \(configuration.webSocketCompression)
     conformance-echo: \(configuration.conformanceEcho)
+    apns-strict: \(configuration.apnsStrict)
     max-simulations: \(configuration.maxSimulations)
     max-connections: \(configuration.limits.connections)
     cluster: \(configuration.cluster.map { "redis://\($0.host):\($0.port)/\($0.database) as \($0.nodeID)" } ?? "(none)")

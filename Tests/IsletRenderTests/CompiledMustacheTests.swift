@@ -89,6 +89,16 @@ import Testing
         }
     }
 
+    @Test("numbers render exactly: an integer beyond 2^53 digit for digit, never with an exponent (AP-8)")
+    func exactNumbers() throws {
+        let template = try #require(
+            try RenderableTemplate(source: "{{state.id}}|{{state.big}}|{{#stateEntries}}{{key}}={{value}};{{/stateEntries}}"))
+        let state = try JSONParser.input.parse(#"{"id": 1795560793900123456, "big": 1e20}"#)
+        let expected = "1795560793900123456|100000000000000000000|big=100000000000000000000;id=1795560793900123456;"
+        #expect(template.render(["state": state]) == expected)
+        #expect(template.referenceRender(["state": state]) == expected)
+    }
+
     // MARK: - Random templates and contexts
 
     static let keys = ["a", "b", "c", "state", "view", "stateEntries", "key", "value", "first"]

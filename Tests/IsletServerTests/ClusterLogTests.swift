@@ -28,6 +28,16 @@ struct ClusterLogTests {
         #expect(try ClusterLog.orderedEntry(tick, node: "a").cause == .tick)
     }
 
+    @Test("a batch's numbers read back exactly from its Redis record, an integer beyond 2^53 digit for digit (AP-8)")
+    func exactNumbers() throws {
+        let big = try JSONParser.input.parse("1795560793900123456")
+        let batch: [JSONValue] = [["type": "activity.update", "id": "a1", "content": ["state": ["orderId": big]]]]
+        let fields = ClusterLog.fields(.commands(batch), wall: Instant(millisecondsSinceEpoch: 1), node: "a", request: 1)
+        #expect(fields.contains { String(decoding: $0, as: UTF8.self).contains(#""orderId":1795560793900123456"#) })
+        let entry = try #require(ClusterLog.entry(self.reply("1-0", fields)))
+        #expect(try ClusterLog.orderedEntry(entry, node: "a").cause == .commands(batch))
+    }
+
     @Test("a creation with tokens and a deletion read back; a malformed entry is an error, not a crash")
     func changes() throws {
         let tokens = SimulationTokens(admin: "a1", viewer: "v1")

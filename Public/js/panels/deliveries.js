@@ -11,18 +11,20 @@ export function deliveryWhat(d) {
   const priority = d.priority === 5 ? " · p5" : d.priority === 1 ? " · p1" : "";
   if (d.event === "widgets") return `widget push${priority}`;
   if (d.channel) return `broadcast ${d.event}${d.activity ? ` ${d.activity}` : ""}${priority}`;
-  return `${d.source === "push" ? "push" : "api"} ${d.event} ${d.activity ?? ""}${priority}`;
+  return `${d.source === "push" ? "push" : "api"} ${d.event ?? "(no event)"} ${d.activity ?? ""}${priority}`;
 }
 
 /**
  * The second line: for a broadcast its channel and how many subscribers applied it, then the
- * reason (`channel kboa1rgE… · applied to 1 of 2 subscribers · …`).
+ * reason and, for a push the device ignored, what was wrong
+ * (`channel kboa1rgE… · applied to 1 of 2 subscribers · …`, `timestamp missing · aps.timestamp is missing`).
  */
 export function deliveryDetail(d) {
   const parts = [];
   if (d.channel) parts.push(`channel ${shortId(d.channel)}`);
   if (d.channel && typeof d.subscribers === "number") parts.push(`applied to ${d.appliedTo ?? 0} of ${plural(d.subscribers, "subscriber")}`);
   if (d.reason) parts.push(d.reason.replace(/_/g, " "));
+  if (d.detail) parts.push(d.detail); // why the device ignored a push (AP-8)
   return parts.join(" · ");
 }
 

@@ -49,11 +49,15 @@ extension ActivityUpdate {
 
 extension ActivityEnd {
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["type", "id", "content", "dismissalPolicy", "timestamp", "delivery"])
+        try reader.rejectUnknown(["type", "id", "content", "alert", "dismissalPolicy", "timestamp", "delivery"])
         self.id = try reader.required("id", reader.identifier)
         self.delivery = try DeliveryInput(reader.nested("delivery"), impliedSource: nil)
         self.content = try reader.nested("content").map { content throws(APIError) in
             try ContentInput(content, stateRequired: false)
+        }
+        self.alert = try reader.nested("alert").map { reader throws(APIError) in try AlertInput(reader) }
+        if self.alert != nil, self.delivery.source != .push {
+            throw reader.fail("alert", "ActivityKit's end takes no alert; only an end sent as a push carries one")
         }
         self.timestamp = try reader.instant("timestamp")
         self.dismissalPolicy = try Policy(reader)
@@ -102,33 +106,71 @@ extension ContentInput {
 }
 
 extension AlertInput {
+    /// Strings or `{"loc-key", "loc-args"}`.
+    private static let textKeys = ["title", "subtitle", "body"]
+    /// Strings.
+    private static let stringKeys = ["title-loc-key", "subtitle-loc-key", "loc-key", "launch-image"]
+    /// Arrays of strings.
+    private static let argumentKeys = ["title-loc-args", "subtitle-loc-args", "loc-args"]
+
     init(_ reader: FieldReader) throws(APIError) {
-        try reader.rejectUnknown(["title", "body", "sound"])
-        self.title = try Self.text(reader, "title")
-        self.body = try Self.text(reader, "body")
-        switch reader.value("sound") {
-        case nil: self.sound = .null
-        case .string(let name)? where name.utf8.count <= 256: self.sound = .string(name)
-        default: throw reader.fail("sound", "expected a sound file name or \"default\"")
+        try reader.rejectUnknown(Self.textKeys + Self.stringKeys + Self.argumentKeys + ["sound"])
+        var fields: JSONObject = ["title": .null, "body": .null, "sound": .null]
+        for key in Self.textKeys {
+            if let text = try Self.text(reader, key) { fields[key] = text }
         }
+        for key in Self.stringKeys {
+            if let text = try reader.string(key, maxLength: 1024) { fields[key] = .string(text) }
+        }
+        for key in Self.argumentKeys {
+            if let arguments = try Self.strings(reader, key) { fields[key] = arguments }
+        }
+        if let sound = try Self.sound(reader) { fields["sound"] = sound }
+        self.fields = fields
     }
 
     /// A string, or APNs' localizable `{"loc-key": string, "loc-args": [string]}`.
-    private static func text(_ reader: FieldReader, _ key: String) throws(APIError) -> JSONValue {
-        guard let value = reader.value(key) else { return .null }
+    private static func text(_ reader: FieldReader, _ key: String) throws(APIError) -> JSONValue? {
+        guard let value = reader.value(key) else { return nil }
         if let text = value.stringValue, text.utf8.count <= 1024 { return value }
-        guard let nested = try reader.nested(key) else { return .null }
+        guard let nested = try reader.nested(key) else { return nil }
         try nested.rejectUnknown(["loc-key", "loc-args"])
         _ = try nested.required("loc-key", nested.string)
-        if let args = nested.value("loc-args") {
-            guard let elements = args.arrayValue, elements.allSatisfy({ $0.stringValue != nil }) else {
-                throw nested.fail("loc-args", "expected an array of strings")
-            }
+        _ = try Self.strings(nested, "loc-args")
+        return value
+    }
+
+    /// An array of strings (`loc-args`).
+    private static func strings(_ reader: FieldReader, _ key: String) throws(APIError) -> JSONValue? {
+        guard let value = reader.value(key) else { return nil }
+        guard let elements = value.arrayValue, elements.allSatisfy({ $0.stringValue != nil }) else {
+            throw reader.fail(key, "expected an array of strings")
         }
         return value
     }
 
-    var json: JSONValue { ["title": self.title, "body": self.body, "sound": self.sound] }
+    /// A sound file name, `"default"`, or `{"critical": 0|1, "name": string, "volume": 0…1}`.
+    private static func sound(_ reader: FieldReader) throws(APIError) -> JSONValue? {
+        switch reader.value("sound") {
+        case nil: return nil
+        case .string(let name)? where name.utf8.count <= 256: return .string(name)
+        case .object?:
+            let sound = try reader.required("sound", reader.nested)
+            try sound.rejectUnknown(["critical", "name", "volume"])
+            if let critical = try sound.number("critical"), critical != 0, critical != 1 {
+                throw sound.fail("critical", "expected 0 or 1")
+            }
+            _ = try sound.string("name", maxLength: 256)
+            if let volume = try sound.number("volume"), !(0...1).contains(volume) {
+                throw sound.fail("volume", "expected a volume from 0 to 1")
+            }
+            return reader.value("sound")
+        default:
+            throw reader.fail("sound", #"expected a sound file name, "default" or {"critical", "name", "volume"}"#)
+        }
+    }
+
+    var json: JSONValue { .object(self.fields) }
 }
 
 extension DeliveryInput {
@@ -175,6 +217,7 @@ extension ActivityEnd {
     var json: JSONValue {
         var object: JSONObject = ["type": "activity.end", "id": .string(self.id), "delivery": self.delivery.json]
         if let content = self.content { object["content"] = content.json }
+        if let alert = self.alert { object["alert"] = alert.json }
         if let timestamp = self.timestamp { object["timestamp"] = .string(timestamp.rfc3339) }
         object["dismissalPolicy"] = self.dismissalPolicy.json
         return .object(object)

@@ -34,6 +34,7 @@ extension Command {
         case "channel.delete": self = .channelDelete(try ChannelDelete(reader))
         case "channel.broadcast": self = .channelBroadcast(try ChannelBroadcast(reader))
         case "widget.push": self = .widgetPush(try WidgetPush(reader))
+        case "push.ignore": self = .pushIgnore(try IgnoredPush(reader))
         case "apns.keyPut": self = .apnsKeyPut(try APNsKeyPut(reader))
         case "apns.keyDelete": self = .apnsKeyDelete(keyID: try reader.keyDeleteID())
         case "shortcut.delete":

@@ -33,14 +33,14 @@ public enum Command: Sendable, Hashable {
     case channelDelete(ChannelDelete)
     case channelBroadcast(ChannelBroadcast)
     case widgetPush(WidgetPush)
+    case pushIgnore(IgnoredPush)
     case apnsKeyPut(APNsKeyPut)
     case apnsKeyDelete(keyID: String)
 
     /// The wire names this engine accepts.
     public static let supportedTypes: [String] = [
-        "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete", "app.rotatePushToStartToken",
-        "app.upsert",
-        "apns.keyDelete", "apns.keyPut",
+        "activity.dismiss", "activity.end", "activity.request", "activity.update", "app.delete",
+        "app.rotatePushToStartToken", "app.upsert", "apns.keyDelete", "apns.keyPut", "push.ignore",
         "channel.broadcast", "channel.create", "channel.delete", "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
         "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
         "template.put", "widget.delete", "widget.interact", "widget.push", "widget.reload", "widget.setTimeline", "widget.upsert",
@@ -94,11 +94,14 @@ public struct ContentInput: Sendable, Hashable {
     public var relevanceScore: Double?
 }
 
-/// An alert configuration (LA-10): title and body are strings or `{"loc-key", "loc-args"}`.
+/// An alert configuration (LA-10) as APNs' `alert` dictionary carries it (AP-8): `title`,
+/// `subtitle` and `body` are strings or `{"loc-key", "loc-args"}`; also the standard
+/// localisation keys (`title-loc-key`, `title-loc-args`, `subtitle-loc-key`,
+/// `subtitle-loc-args`, `loc-key`, `loc-args`), `launch-image`, and `sound` (a file name,
+/// `"default"`, or `{"critical", "name", "volume"}`).
 public struct AlertInput: Sendable, Hashable {
-    public var title: JSONValue
-    public var body: JSONValue
-    public var sound: JSONValue
+    /// The checked members; `title`, `body` and `sound` are always present (null when not given).
+    public var fields: JSONObject
 }
 
 /// How a start, update or end reached the device: the extension for push-shaped input.
@@ -162,6 +165,8 @@ public struct ActivityEnd: Sendable, Hashable {
 
     public var id: String
     public var content: ContentInput?
+    /// Only a push's end carries one (ActivityKit's `end` takes none): kept on the activity.
+    public var alert: AlertInput?
     public var dismissalPolicy: Policy
     public var timestamp: Instant?
     public var delivery: DeliveryInput

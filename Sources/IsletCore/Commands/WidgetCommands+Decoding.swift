@@ -239,7 +239,7 @@ extension RelevanceSetWeights {
             }
             switch member.value {
             case .null where self.stack != nil: self.weights[feature] = .some(nil)
-            case .number(let weight) where (-100...100).contains(weight): self.weights[feature] = weight
+            case .number(let weight) where (-100...100).contains(weight.double): self.weights[feature] = weight.double
             default:
                 let message =
                     "expected a weight from -100 to 100" + (self.stack == nil ? "" : ", or null to drop the override")

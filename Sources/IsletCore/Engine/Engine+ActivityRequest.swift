@@ -130,7 +130,7 @@ extension Engine {
         activity.channel = request.channel
         activity.lastTimestamp = request.timestamp
         if let alert = request.alert {
-            activity.alert = ActivityAlert(title: alert.title, body: alert.body, sound: alert.sound, at: self.now)
+            activity.alert = ActivityAlert(fields: alert.fields, at: self.now)
         }
         return activity
     }

@@ -72,10 +72,11 @@ extension Engine {
         self.modifyActivity(update.id) { activity in
             activity.content.state = state
             activity.content.staleDate = update.content.staleDate
-            if let score = update.content.relevanceScore { activity.content.relevanceScore = score }
+            // LA-18: an ActivityContent without a score has ActivityKit's default, 0.
+            activity.content.relevanceScore = update.content.relevanceScore ?? 0
             if let stamp = update.timestamp { activity.lastTimestamp = max(activity.lastTimestamp ?? stamp, stamp) }
             if let alert = update.alert {
-                activity.alert = ActivityAlert(title: alert.title, body: alert.body, sound: alert.sound, at: now)
+                activity.alert = ActivityAlert(fields: alert.fields, at: now)
             }
             guard activity.phase == .active || activity.phase == .stale else { return }
             // LA-5: a later (or no) stale date makes a stale activity active again.
@@ -113,11 +114,17 @@ extension Engine {
     }
 
     private mutating func applyEnd(_ end: ActivityEnd) {
+        let now = self.now
         self.modifyActivity(end.id) { activity in
             if let state = end.content?.state { activity.content.state = state }
             if let stale = end.content?.staleDate { activity.content.staleDate = stale }
-            if let score = end.content?.relevanceScore { activity.content.relevanceScore = score }
+            // LA-18: a final ActivityContent (one with a state) without a score has score 0.
+            if let content = end.content, content.state != nil || content.relevanceScore != nil {
+                activity.content.relevanceScore = content.relevanceScore ?? 0
+            }
             if let stamp = end.timestamp { activity.lastTimestamp = max(activity.lastTimestamp ?? stamp, stamp) }
+            // AP-8: an end's alert is kept; the activity leaves the island, so nothing expands.
+            if let alert = end.alert { activity.alert = ActivityAlert(fields: alert.fields, at: now) }
         }
         let policy: DismissalPolicy
         switch end.dismissalPolicy {

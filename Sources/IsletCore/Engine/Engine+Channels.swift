@@ -97,7 +97,7 @@ extension Engine {
             outcome = try? self.deliverUpdate(update, recording: false)
         case .end:
             let end = ActivityEnd(
-                id: id, content: broadcast.content, dismissalPolicy: broadcast.dismissalPolicy,
+                id: id, content: broadcast.content, alert: broadcast.alert, dismissalPolicy: broadcast.dismissalPolicy,
                 timestamp: broadcast.timestamp, delivery: broadcast.delivery)
             outcome = try? self.deliverEnd(end, recording: false)
         }

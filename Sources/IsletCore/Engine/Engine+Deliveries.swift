@@ -1,6 +1,6 @@
 internal import HashTreeCollections
 
-/// Push budgets (LA-11, LA-12), held pushes, and the `/apps/<id>/deliveries` log (AP-6).
+/// Push budgets (LA-11, LA-12), held pushes, and the `/apps/<id>/deliveries` log (AP-6, AP-8).
 extension Engine {
     /// Holds a push update or end instead of delivering it now: a priority-5 push waits
     /// `lowPriorityDelaySeconds`; a priority-10 push over budget is throttled until the budget
@@ -71,6 +71,16 @@ extension Engine {
         }
     }
 
+    /// Records the ignored push in the app's deliveries; nothing else changes (no budget is
+    /// drawn: the device dropped the push before acting on it).
+    mutating func recordIgnoredPush(_ push: IgnoredPush) throws(APIError) -> JSONValue {
+        guard self.apps[push.app] != nil else { throw APIError(.notFound, "no app \"\(push.app)\"", field: "/app") }
+        self.recordDelivery(
+            push.app, event: push.event, activity: push.activity, push.delivery, outcome: "ignored",
+            reason: push.reason, channel: push.channel, detail: push.detail)
+        return ["applied": false, "reason": .string(push.reason)]
+    }
+
     /// Appends a record to the app's `deliveries` (newest last, the last `deliveriesKept`).
     mutating func recordDelivery(
         _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: DeliveryOutcome
@@ -80,17 +90,18 @@ extension Engine {
     }
 
     /// - Parameters: `channel`, `subscribers` and `applied` describe a broadcast (one record per
-    ///   broadcast, with how many subscribers it reached and applied it).
+    ///   broadcast, with how many subscribers it reached and applied it); `detail` says in words
+    ///   why a push was ignored (AP-8); `event` is `nil` for a push that named none.
     mutating func recordDelivery(
-        _ appID: String, event: String, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?,
-        channel: String? = nil, subscribers: Int? = nil, applied: Int? = nil
+        _ appID: String, event: String?, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?,
+        channel: String? = nil, subscribers: Int? = nil, applied: Int? = nil, detail: String? = nil
     ) {
         guard var app = self.apps[appID] else { return }
         var record: JSONObject = [
             "activity": activity.map(JSONValue.string) ?? .null,
             "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
             "at": .string(self.now.rfc3339),
-            "event": .string(event),
+            "event": event.map(JSONValue.string) ?? .null,
             "outcome": .string(outcome),
             "priority": .number(Double(delivery.priority)),
             "reason": reason.map(JSONValue.string) ?? .null,
@@ -101,6 +112,7 @@ extension Engine {
             if let subscribers { record["subscribers"] = .number(Double(subscribers)) }
             if let applied { record["appliedTo"] = .number(Double(applied)) }
         }
+        if let detail { record["detail"] = .string(detail) }
         app.deliveries.append(.object(record))
         let excess = app.deliveries.count - self.configuration.deliveriesKept
         if excess > 0 { app.deliveries.removeFirst(excess) }

@@ -35,6 +35,7 @@ extension Engine {
         case .channelDelete(let delete): return try self.deleteChannel(delete)
         case .channelBroadcast(let broadcast): return try self.receiveBroadcast(broadcast)
         case .widgetPush(let push): return try self.receiveWidgetPush(push)
+        case .pushIgnore(let push): return try self.recordIgnoredPush(push)
         case .apnsKeyPut(let put): return try self.putProviderKey(put)
         case .apnsKeyDelete(let keyID): return try self.deleteProviderKey(keyID)
         }

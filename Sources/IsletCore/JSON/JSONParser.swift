@@ -1,8 +1,9 @@
 /// Parses JSON text (RFC 8259) strictly, for input that comes from outside.
 ///
 /// Strict means: invalid UTF-8, lone surrogate escapes, control characters in strings, leading
-/// zeros, trailing commas, non-finite numbers, nesting deeper than `maxDepth` and (by default)
-/// repeated keys are all rejected with an `invalid_json` error that says where.
+/// zeros, trailing commas, numbers beyond a Double's magnitude (`1e400`), nesting deeper than
+/// `maxDepth` and (by default) repeated keys are all rejected with an `invalid_json` error that
+/// says where. Numbers keep their exact value (``JSONNumber``).
 public struct JSONParser: Sendable {
     /// What to do when an object names the same key twice.
     public enum DuplicateKeys: Sendable {
@@ -177,7 +178,7 @@ private struct Reader {
         return JSONObject(sortedUniqueMembers: sorted)
     }
 
-    mutating func readNumber() throws(APIError) -> Double {
+    mutating func readNumber() throws(APIError) -> JSONNumber {
         let start = self.index
         if self.current == UInt8(ascii: "-") { self.index += 1 }
         guard let first = self.current, isDigit(first) else { throw self.failure("expected a digit") }
@@ -201,11 +202,11 @@ private struct Reader {
             self.skipDigits()
         }
         let text = UnsafeBufferPointer(rebasing: self.bytes[start..<self.index])
-        if isInteger, text.count <= 16, let small = smallInteger(text) { return small }
-        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+        if isInteger, text.count <= 16, let small = smallInteger(text) { return JSONNumber(small) }
+        guard let number = JSONNumber(literal: text) else {
             throw APIError(.invalidJSON, "malformed JSON at byte \(start): the number is out of range")
         }
-        return value
+        return number
     }
 
     mutating func skipDigits() {

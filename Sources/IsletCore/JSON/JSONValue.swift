@@ -2,17 +2,22 @@
 ///
 /// Objects keep their members sorted by key, so the same value always encodes to the same bytes
 /// (the engine's determinism rests on it) and equality ignores the order members arrived in.
-/// Numbers are IEEE doubles, as in JavaScript, the language of most clients.
+/// Numbers are exact decimal values (``JSONNumber``): Doubles, as in JavaScript, unless a Double
+/// would lose what the input said.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
 }
 
 extension JSONValue {
+    /// The number a computed Double stands for.
+    /// - Precondition: `value` is finite.
+    public static func number(_ value: Double) -> JSONValue { .number(JSONNumber(value)) }
+
     /// The member named `key` when this is an object; `nil` otherwise or when absent.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let object) = self else { return nil }
@@ -29,8 +34,9 @@ extension JSONValue {
         return nil
     }
 
+    /// The nearest Double of a number, for the numbers the engine interprets.
     public var numberValue: Double? {
-        if case .number(let value) = self { return value }
+        if case .number(let value) = self { return value.double }
         return nil
     }
 

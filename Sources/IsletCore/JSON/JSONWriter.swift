@@ -1,9 +1,9 @@
 /// Encodes JSON values to compact UTF-8 bytes, deterministically.
 ///
 /// The same value always gives the same bytes: object members come out sorted by key (their
-/// stored order), integral numbers below 2^53 print without a fraction, other numbers in
-/// Swift's shortest round-trip form, and -0 prints as 0. Patches and snapshots are compared and
-/// replayed byte for byte, so there is exactly one encoding.
+/// stored order), numbers in ``JSONNumber``'s canonical form (integers in plain digits, never
+/// with an exponent; -0 as 0). Patches and snapshots are compared and replayed byte for byte, so
+/// there is exactly one encoding.
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8]
@@ -24,13 +24,8 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    public mutating func write(number: Double) {
-        precondition(number.isFinite, "JSON has no representation for \(number)")
-        if number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 {
-            self.write(integer: Int64(number))
-        } else {
-            self.writeRaw(number.description)
-        }
+    public mutating func write(number: JSONNumber) {
+        number.write(to: &self.bytes)
     }
 
     /// A JSON Pointer as a JSON string, without building its text first.
@@ -58,26 +53,6 @@ public struct JSONWriter: Sendable {
             }
         }
         self.bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// Decimal digits of an integer, without building a string.
-    private mutating func write(integer: Int64) {
-        if integer == 0 {
-            self.bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        var magnitude = integer.magnitude
-        if integer < 0 { self.bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, written backwards
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while magnitude > 0 {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            }
-            self.bytes.append(contentsOf: buffer[(24 - count)...])
-        }
     }
 
     public mutating func write(string: String) {
@@ -181,7 +156,7 @@ extension JSONValue {
         switch self {
         case .null: return 4
         case .bool(let flag): return flag ? 4 : 5
-        case .number(let number): return jsonCount(number: number)
+        case .number(let number): return number.encodedCount
         case .string(let text): return jsonCount(string: text)
         case .array(let elements):
             var count = 1 + max(1, elements.count)
@@ -196,21 +171,6 @@ extension JSONValue {
             return count
         }
     }
-}
-
-/// The length of ``JSONWriter/write(number:)``'s output.
-private func jsonCount(number: Double) -> Int {
-    guard number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 else {
-        return number.description.utf8.count
-    }
-    let integer = Int64(number)
-    var magnitude = integer.magnitude
-    var count = integer < 0 ? 2 : 1
-    while magnitude >= 10 {
-        magnitude /= 10
-        count += 1
-    }
-    return count
 }
 
 /// The length of ``JSONWriter/write(string:)``'s output.

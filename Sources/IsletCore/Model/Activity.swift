@@ -62,13 +62,14 @@ enum ActivitySource: String, Sendable, Hashable, CaseIterable {
 
 /// The last alert of an activity (LA-10; title and body show on Apple Watch only).
 struct ActivityAlert: Sendable, Hashable {
-    var title: JSONValue
-    var body: JSONValue
-    var sound: JSONValue
+    /// The alert's members as ``AlertInput`` checked them.
+    var fields: JSONObject
     var at: Instant
 
     var json: JSONValue {
-        ["at": .string(self.at.rfc3339), "body": self.body, "sound": self.sound, "title": self.title]
+        var object = self.fields
+        object["at"] = .string(self.at.rfc3339)
+        return .object(object)
     }
 }
 

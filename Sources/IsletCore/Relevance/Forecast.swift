@@ -70,7 +70,7 @@ public struct ForecastRequest: Sendable, Hashable {
         try reader.rejectUnknown(["hours", "step", "weights", "hysteresis", "minDwellSeconds"])
         if let hours = try reader.number("hours") { self.hours = hours }
         switch reader.value("step") {
-        case .number(let seconds)?: self.stepSeconds = seconds
+        case .number(let seconds)?: self.stepSeconds = seconds.double
         case .string(let text)?: self.stepSeconds = try Self.duration(text, "/step")
         case nil: break
         default: throw reader.fail("step", "expected seconds or a duration such as \"15m\"")

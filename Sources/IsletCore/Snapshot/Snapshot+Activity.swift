@@ -21,9 +21,9 @@ func restoreActivity(_ reader: SnapshotReader) throws(APIError) -> Activity {
     activity.dismissedAt = try reader.optionalInstant("dismissedAt")
     activity.lastTimestamp = try reader.optionalInstant("lastTimestamp")
     if let alert = try reader.optionalNested("alert") {
-        activity.alert = ActivityAlert(
-            title: try alert.value("title"), body: try alert.value("body"), sound: try alert.value("sound"),
-            at: try alert.instant("at"))
+        var fields = alert.object
+        fields["at"] = nil
+        activity.alert = ActivityAlert(fields: fields, at: try alert.instant("at"))
     }
     let armed = try reader.nested("armed")
     activity.armed = ArmedDeadlines(

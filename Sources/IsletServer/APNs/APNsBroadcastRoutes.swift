@@ -42,17 +42,26 @@ extension IsletServer {
             }
             if let problem = self.bodyProblem(request.body) { return .failure(problem) }
             guard simulation.live.engine.channelOwner(id) == bundle else { return .failure(.bad("ChannelNotRegistered")) }
-            let payload: APNsPayload
-            switch APNsPayload.read(request.body) {
-            case .failure(let failure): return .failure(failure)
-            case .success(let read): payload = read
+            let ignore = { (problem: DeviceProblem) in
+                self.ignore(problem, app: bundle, activity: nil, channel: id, headers: headers, apnsID: apnsID)
             }
-            // "You can't use broadcast push notifications to start a Live Activity."
-            guard payload.event != .start else { return .failure(.bad("BadEvent")) }
-            return .success(
-                .submit(payload.broadcastCommand(channel: id, headers: headers, apnsID: apnsID)) { _ in
-                    HTTPResponse(status: 200, headers: ["apns-id": apnsID])
-                })
+            let command: Result<JSONValue, APNsFailure>
+            switch APNsPayload.read(request.body) {
+            case .failure(.apns(let failure)): return .failure(failure)
+            case .failure(.device(let problem)): command = ignore(problem)
+            case .success(let payload) where payload.event == .start:
+                // "You can't use broadcast push notifications to start a Live Activity."
+                command = ignore(
+                    DeviceProblem(
+                        strictReason: "BadEvent", reason: "event_invalid",
+                        detail: "a broadcast cannot start an activity", event: "start"))
+            case .success(let payload):
+                let broadcast = payload.broadcastCommand(channel: id, headers: headers, apnsID: apnsID)
+                command = self.decodable(broadcast, event: payload.event).flatMapError(ignore)
+            }
+            return command.map { command in
+                .submit(command) { _ in HTTPResponse(status: 200, headers: ["apns-id": apnsID]) }
+            }
         }
     }
 

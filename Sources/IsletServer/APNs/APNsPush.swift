@@ -81,18 +81,59 @@ struct APNsHeaders: Equatable {
     }
 }
 
+/// What only the device judges about a push that APNs accepts (AP-8): the device ignores the
+/// push, and APNs has already answered 200. `--apns-strict` answers `strictReason` instead.
+struct DeviceProblem: Error, Equatable {
+    /// The 400 reason Islet gave before AP-8.
+    var strictReason: String
+    /// Islet's reason in the deliveries (`timestamp_missing`, `event_invalid`, …).
+    var reason: String
+    /// What was wrong, in words.
+    var detail: String
+    /// The `event` the push named, when it named one as a string.
+    var event: String?
+
+    static func payload(_ detail: String, event: String?) -> DeviceProblem {
+        DeviceProblem(strictReason: "BadPayload", reason: "payload_invalid", detail: detail, event: event)
+    }
+}
+
+/// Why a payload is not delivered: APNs refuses it (not JSON), or the device ignores it.
+enum PayloadProblem: Error {
+    case apns(APNsFailure)
+    case device(DeviceProblem)
+}
+
+/// The body's JSON object and its `aps` object. Text that is not JSON is APNs' `BadPayload`;
+/// JSON that Islet's input parser refuses only for repeated keys or depth is the device's
+/// problem, as is JSON without an `aps` object.
+private func readAPS(_ body: [UInt8]) -> Result<JSONObject, PayloadProblem> {
+    let root: JSONValue
+    do throws(APIError) {
+        root = try JSONParser(maxDepth: 32).parse(body)
+    } catch {
+        guard (try? JSONParser(maxDepth: JSONParser.storedDepth, duplicateKeys: .keepLast).parse(body)) != nil else {
+            return .failure(.apns(.bad("BadPayload")))
+        }
+        return .failure(.device(.payload(error.message, event: nil)))
+    }
+    guard case .object(let aps)? = root["aps"] else {
+        return .failure(.device(.payload("the payload has no aps object", event: nil)))
+    }
+    return .success(aps)
+}
+
 /// The `aps` dictionary of a WidgetKit push: `{"aps": {"content-changed": true}}`.
 struct APNsWidgetPayload {
     let contentChanged: Bool
 
-    static func read(_ body: [UInt8]) -> Result<APNsWidgetPayload, APNsFailure> {
-        guard case .object(let root)? = try? JSONParser(maxDepth: 32).parse(body),
-            case .object(let aps)? = root["aps"]
-        else { return .failure(.bad("BadPayload")) }
-        switch aps["content-changed"] {
-        case nil: return .success(APNsWidgetPayload(contentChanged: false))
-        case .bool(let changed)?: return .success(APNsWidgetPayload(contentChanged: changed))
-        default: return .failure(.bad("BadPayload"))
+    static func read(_ body: [UInt8]) -> Result<APNsWidgetPayload, PayloadProblem> {
+        readAPS(body).flatMap { aps in
+            switch aps["content-changed"] {
+            case nil: return .success(APNsWidgetPayload(contentChanged: false))
+            case .bool(let changed)?: return .success(APNsWidgetPayload(contentChanged: changed))
+            default: return .failure(.device(.payload("aps.content-changed is not a boolean", event: "widgets")))
+            }
         }
     }
 
@@ -114,40 +155,59 @@ struct APNsPayload {
     let aps: JSONObject
 
     /// Reads a body: a JSON object with an `aps` object carrying `timestamp` and `event`.
-    static func read(_ body: [UInt8]) -> Result<APNsPayload, APNsFailure> {
-        guard case .object(let root)? = try? JSONParser(maxDepth: 32).parse(body) else {
-            return .failure(.bad("BadPayload"))
+    static func read(_ body: [UInt8]) -> Result<APNsPayload, PayloadProblem> {
+        readAPS(body).flatMap { aps in
+            let named = aps["event"]?.stringValue
+            func problem(_ strict: String, _ reason: String, _ detail: String) -> Result<APNsPayload, PayloadProblem> {
+                .failure(.device(DeviceProblem(strictReason: strict, reason: reason, detail: detail, event: named)))
+            }
+            guard let timestamp = aps["timestamp"] else {
+                return problem("MissingTimestamp", "timestamp_missing", "aps.timestamp is missing")
+            }
+            guard timestamp.numberValue.flatMap({ Instant(unixSeconds: $0) }) != nil else {
+                return problem("BadTimestamp", "timestamp_invalid", "aps.timestamp is not a number of Unix seconds")
+            }
+            guard let event = named.flatMap(Event.init(rawValue:)) else {
+                return problem("BadEvent", "event_invalid", "aps.event is not start, update or end")
+            }
+            let payload = APNsPayload(event: event, aps: aps)
+            if let typeProblem = payload.typeProblem() { return .failure(.device(typeProblem)) }
+            return .success(payload)
         }
-        guard case .object(let aps)? = root["aps"] else { return .failure(.bad("BadPayload")) }
-        guard let timestamp = aps["timestamp"] else { return .failure(.bad("MissingTimestamp")) }
-        guard timestamp.numberValue.flatMap({ Instant(unixSeconds: $0) }) != nil else {
-            return .failure(.bad("BadTimestamp"))
-        }
-        guard let name = aps["event"]?.stringValue, let event = Event(rawValue: name) else {
-            return .failure(.bad("BadEvent"))
-        }
-        let payload = APNsPayload(event: event, aps: aps)
-        if let problem = payload.typeProblem() { return .failure(.bad(problem)) }
-        return .success(payload)
     }
 
-    /// The first key of a wrong type or a missing required key, as a reason.
-    private func typeProblem() -> String? {
+    /// The first key of a wrong type or a missing required key.
+    private func typeProblem() -> DeviceProblem? {
+        let event = self.event.rawValue
         for key in ["stale-date", "dismissal-date", "relevance-score"] {
             if let value = self.aps[key], value.numberValue.flatMap({ Instant(unixSeconds: $0) }) == nil {
-                return "BadPayload"
+                return .payload("aps.\(key) is not a number of Unix seconds", event: event)
             }
         }
-        if let state = self.aps["content-state"], state.objectValue == nil { return "BadPayload" }
-        if let alert = self.aps["alert"], alert.objectValue == nil && alert.stringValue == nil { return "BadPayload" }
+        if let state = self.aps["content-state"], state.objectValue == nil {
+            return DeviceProblem(
+                strictReason: "BadPayload", reason: "content_state_invalid",
+                detail: "aps.content-state is not an object", event: event)
+        }
+        if let alert = self.aps["alert"], alert.objectValue == nil && alert.stringValue == nil {
+            return .payload("aps.alert is neither an object nor a string", event: event)
+        }
         guard self.event == .start else { return nil }
         guard self.aps["attributes-type"]?.stringValue != nil, self.aps["attributes"]?.objectValue != nil,
             self.aps["content-state"] != nil, self.aps["alert"] != nil
-        else { return "MissingStartField" }
-        if let input = self.aps["input-push-token"], input != .number(1) { return "BadPayload" }
+        else {
+            return DeviceProblem(
+                strictReason: "MissingStartField", reason: "start_field_missing",
+                detail: "a start needs attributes-type, attributes, content-state and alert", event: event)
+        }
+        if let input = self.aps["input-push-token"], input != .number(1) {
+            return .payload("aps.input-push-token is not 1", event: event)
+        }
         if let channel = self.aps["input-push-channel"] {
             // One push type per activity: a token or a channel.
-            guard channel.stringValue != nil, self.aps["input-push-token"] == nil else { return "BadPayload" }
+            guard channel.stringValue != nil, self.aps["input-push-token"] == nil else {
+                return .payload("aps.input-push-channel is not a string, or comes with input-push-token", event: event)
+            }
         }
         return nil
     }

@@ -105,7 +105,8 @@ extension IsletServer {
     }
 
     /// One push: headers (AP-1…AP-4), token, payload (AP-5), then the engine command; 200 with
-    /// `apns-id` once it is committed, whatever the device does with it (AP-6).
+    /// `apns-id` once it is committed, whatever the device does with it (AP-6), also when the
+    /// device ignores the payload (AP-8: a `push.ignore` command records why).
     private func push(_ context: RouteContext) -> RouteReply {
         let token = context.parameters["token"] ?? ""
         return self.serveAPNs(context, knows: { $0.resolve(token: token) != nil }) { simulation, apnsID in
@@ -131,19 +132,68 @@ extension IsletServer {
         guard resolution.app == headers.bundleID, resolution.isWidgets == (headers.pushType == .widgets) else {
             return .failure(.bad("DeviceTokenNotForTopic"))
         }
+        let ignore = { (problem: DeviceProblem) in
+            self.ignore(problem, app: resolution.app, activity: resolution.activity, headers: headers, apnsID: apnsID)
+        }
         if headers.pushType == .widgets {
-            return APNsWidgetPayload.read(request.body).map { payload in
-                payload.command(app: resolution.app, headers: headers, apnsID: apnsID)
+            switch APNsWidgetPayload.read(request.body) {
+            case .failure(.apns(let failure)): return .failure(failure)
+            case .failure(.device(let problem)): return ignore(problem)
+            case .success(let payload):
+                return .success(payload.command(app: resolution.app, headers: headers, apnsID: apnsID))
             }
         }
         let payload: APNsPayload
         switch APNsPayload.read(request.body) {
-        case .failure(let failure): return .failure(failure)
+        case .failure(.apns(let failure)): return .failure(failure)
+        case .failure(.device(let problem)): return ignore(problem)
         case .success(let read): payload = read
         }
         // A start goes to the app's push-to-start token; updates and ends to an activity's token.
-        guard (payload.event == .start) == resolution.isPushToStart else { return .failure(.bad("BadDeviceToken")) }
-        return .success(payload.command(for: resolution, headers: headers, apnsID: apnsID))
+        guard (payload.event == .start) == resolution.isPushToStart else {
+            let detail =
+                payload.event == .start
+                ? "a start sent to an activity's token" : "an update or end sent to a push-to-start token"
+            return ignore(
+                DeviceProblem(
+                    strictReason: "BadDeviceToken", reason: "event_not_for_token", detail: detail,
+                    event: payload.event.rawValue))
+        }
+        return self.decodable(payload.command(for: resolution, headers: headers, apnsID: apnsID), event: payload.event)
+            .flatMapError(ignore)
+    }
+
+    /// The command, when the engine can decode it; else what the device would say of a payload
+    /// that does not decode (a content state or attributes of the wrong shape, a malformed alert).
+    func decodable(_ command: JSONValue, event: APNsPayload.Event) -> Result<JSONValue, DeviceProblem> {
+        do throws(APIError) {
+            _ = try Command(json: command)
+            return .success(command)
+        } catch {
+            let field = error.field?.description ?? ""
+            let reason = field.hasPrefix("/content/state") ? "content_state_invalid" : "payload_invalid"
+            let detail = "the payload does not decode" + (field.isEmpty ? "" : " at \(field)") + ": \(error.message)"
+            return .failure(
+                DeviceProblem(strictReason: "BadPayload", reason: reason, detail: detail, event: event.rawValue))
+        }
+    }
+
+    /// A push the device ignores (AP-8): the `push.ignore` command that records it in the app's
+    /// deliveries, or with `--apns-strict` Islet's explicit 400.
+    func ignore(
+        _ problem: DeviceProblem, app: String, activity: String?, channel: String? = nil, headers: APNsHeaders,
+        apnsID: String
+    ) -> Result<JSONValue, APNsFailure> {
+        if self.configuration.apnsStrict { return .failure(.bad(problem.strictReason)) }
+        var command: JSONObject = [
+            "type": "push.ignore", "app": .string(app), "reason": .string(problem.reason),
+            "detail": .string(clipped(problem.detail, toBytes: 1024)),
+            "delivery": ["priority": .number(Double(headers.priority)), "apnsId": .string(apnsID)],
+        ]
+        command["activity"] = activity.map(JSONValue.string)
+        command["channel"] = channel.map(JSONValue.string)
+        command["event"] = problem.event.map { JSONValue.string(clipped($0, toBytes: 64)) }
+        return .success(.object(command))
     }
 
     /// An empty payload or one over the APNs limit (AP-4).
@@ -174,4 +224,15 @@ extension IsletServer {
         failure.timestamp = resolution.dismissedAt?.millisecondsSinceEpoch
         return failure
     }
+}
+
+/// `text` cut to at most `limit` bytes of UTF-8, at a character boundary.
+private func clipped(_ text: String, toBytes limit: Int) -> String {
+    guard text.utf8.count > limit else { return text }
+    var kept = ""
+    for character in text {
+        if kept.utf8.count + character.utf8.count > limit { break }
+        kept.append(character)
+    }
+    return kept
 }

@@ -9,12 +9,15 @@ import Testing
 /// gives the same revision when applied again to a copy of the same world.
 @Suite("Extreme values in every command field")
 struct ExtremeValueTests {
+    /// Swift's Double literals round (`9_007_199_254_740_993` is 2^53), so the values no Double
+    /// holds are parsed from text, as they arrive: exact numbers (AP-8).
     static let numbers: [JSONValue] = [
         0, .number(-0.0), .number(5e-324), .number(2.2250738585072014e-308), .number(1.7976931348623157e308),
-        .number(-1.7976931348623157e308), .number(9_007_199_254_740_993), -1, .number(1e20), .number(-1e20),
+        .number(-1.7976931348623157e308), -1, .number(1e20), .number(-1e20),
         .number(4_294_967_296), .number(9.223372036854775807e18), .number(-9.223372036854775808e18), 0.5,
         .number(86400 * 365 * 10000),
-    ]
+    ] + ["9007199254740993", "1795560793900123456", "-9223372036854775809", "18446744073709551616", "1e-400",
+         "0.10000000000000000001"].map(exactNumber)
     static let strings: [JSONValue] = [
         "", "NaN", "Infinity", "-Infinity", "1e400", "0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z",
         "9999-12-31T23:59:59.999Z", "+275760-09-13T00:00:00Z", "2026-11-22T08:00:00+14:00", "2026-02-30T08:00:00Z",
@@ -85,6 +88,30 @@ struct ExtremeValueTests {
         return (engine, try #require(revision.results[5]["id"]?.stringValue))
     }
 
+    @Test("numbers the engine does not interpret come back exactly: document, patch and snapshot")
+    func exactNumbersKept() throws {
+        let (base, _) = try Self.world()
+        var engine = base
+        let big = exactNumber("1795560793900123456")
+        let wall = engine.simulatedInstant(atWall: Instant(secondsSinceEpoch: 1_795_334_400))
+        let revision = try engine.apply(
+            [
+                ["type": "activity.update", "id": "a1", "content": ["state": ["orderId": big, "tiny": exactNumber("1e-400")]]],
+                [
+                    "type": "widget.setTimeline", "id": "w1",
+                    "entries": [["date": "2026-11-22T08:00:00Z", "content": ["ticket": big]]],
+                ],
+            ], at: wall)
+        let patch = String(decoding: revision.encodedOps, as: UTF8.self)
+        #expect(patch.contains("1795560793900123456") && patch.contains("1e-400") && !patch.contains("e+18"))
+        #expect(engine.value(at: "/activities/a1/content/state/orderId") == big)
+        let document = String(decoding: engine.documentBytes, as: UTF8.self)
+        #expect(document.contains(#""orderId":1795560793900123456"#) && document.contains(#""ticket":1795560793900123456"#))
+        #expect(!document.contains("e+18"))
+        let restored = try Engine(snapshot: try JSONParser.stored.parse(engine.snapshotBytes), renderer: TestRenderer())
+        #expect(restored.documentBytes == engine.documentBytes)
+    }
+
     @Test("every field of every command, and every config.set value, takes every extreme value without a trap")
     func sweep() throws {
         let (base, channel) = try Self.world()
@@ -135,6 +162,11 @@ struct ExtremeValueTests {
         let next = Instant(secondsSinceEpoch: 1_795_334_400 + 86_400)
         #expect(restored.advance(to: next) == original.advance(to: next), "\(command): the restored engine diverged")
     }
+}
+
+/// A number as the parser reads it from `text`.
+private func exactNumber(_ text: String) -> JSONValue {
+    try! JSONParser.input.parse(text)
 }
 
 /// The paths of every leaf (a value that is not an object or array, or an empty one) of `value`.

@@ -18,6 +18,20 @@ import Testing
             ])
     }
 
+    @Test("test compares numbers by value, exactly beyond 2^53 (RFC 6902 §4.6)")
+    func testComparesNumbersByValue() throws {
+        let parse = { (text: String) throws -> JSONValue in try JSONParser.input.parse(text) }
+        let document = try parse(#"{"n": 1, "big": 9007199254740993}"#)
+        for passing in [#"{"op":"test","path":"/n","value":1.0}"#, #"{"op":"test","path":"/big","value":9.007199254740993e15}"#] {
+            #expect(try JSONPatch.apply(patch: parse("[\(passing)]"), to: document) == document)
+        }
+        for failing in [#"{"op":"test","path":"/n","value":1.5}"#, #"{"op":"test","path":"/big","value":9007199254740992}"#] {
+            #expect(throws: APIError.self) { try JSONPatch.apply(patch: parse("[\(failing)]"), to: document) }
+        }
+        let diff = JSONPatch.diff(from: try parse(#"{"big": 9007199254740992}"#), to: document)
+        #expect(diff.map(\.description).contains(#"{"op":"replace","path":"/big","value":9007199254740993}"#))
+    }
+
     @Test("keys with / and ~ are escaped in diff paths (RFC 6901)")
     func escaping() throws {
         let ops = JSONPatch.diff(from: ["a/b": 1, "m~n": 1], to: ["a/b": 2, "m~n": 2])

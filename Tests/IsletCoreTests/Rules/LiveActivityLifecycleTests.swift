@@ -150,4 +150,29 @@ import Testing
         #expect(revision.transitions == 1)
         try sim.expectPatchesReplay()
     }
+
+    @Test("LA-18 an ActivityContent without a relevance score has score 0: local updates, push updates and final contents of ends")
+    func la18OmittedScoreIsZero() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1", score: 80)
+        try sim.request("a2", score: 60)
+        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]]])
+        #expect(sim.get("/activities/a1/content/relevanceScore") == 0)
+        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "x"], "relevanceScore": 75]])
+        #expect(sim.get("/activities/a1/content/relevanceScore") == 75)
+        // A push without relevance-score maps to content without relevanceScore.
+        try sim.run([
+            "type": "activity.update", "id": "a1", "content": ["state": ["status": "y"]],
+            "delivery": ["source": "push", "priority": 5],
+        ])
+        #expect(sim.get("/activities/a1/content/relevanceScore") == 0)
+        // An end with a final content without a score; an end without content keeps the score.
+        try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["status": "z"], "relevanceScore": 30]])
+        try sim.run(["type": "activity.end", "id": "a2"])
+        #expect(sim.get("/activities/a2/content/relevanceScore") == 60)
+        try sim.run(["type": "activity.end", "id": "a1", "content": ["state": ["status": "done"]]])
+        #expect(sim.get("/activities/a1/content/relevanceScore") == 0)
+        try sim.expectPatchesReplay()
+    }
 }

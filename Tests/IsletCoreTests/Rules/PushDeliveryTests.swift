@@ -1,7 +1,7 @@
 import IsletCore
 import Testing
 
-/// LA-11, LA-12 and the device-side outcomes of pushes (AP-6, AP-7), recorded in
+/// LA-11, LA-12 and the device-side outcomes of pushes (AP-6, AP-7, AP-8), recorded in
 /// `/apps/<id>/deliveries`.
 @Suite struct PushDeliveryTests {
     static func pushUpdate(_ id: String, _ status: String, priority: Int = 10, apnsId: String? = nil) -> JSONValue {
@@ -118,6 +118,47 @@ import Testing
         #expect(ended.results[0] == ["applied": false, "reason": "activity_ended"])
         let endAgain = try sim.run(["type": "activity.end", "id": "a1", "delivery": ["source": "push"]])
         #expect(endAgain.results[0] == ["applied": false, "reason": "activity_ended"])
+    }
+
+    @Test("AP-8 push.ignore records an ignored delivery and changes nothing else; an unknown app is not_found")
+    func ap8IgnoredPush() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1", extra: ["pushType": "token"])
+        let revision = try sim.run([
+            "type": "push.ignore", "app": "coffee", "activity": "a1", "event": "update", "reason": "timestamp_missing",
+            "detail": "aps.timestamp is missing", "delivery": ["priority": 10, "apnsId": "id-1"],
+        ])
+        #expect(revision.results[0] == ["applied": false, "reason": "timestamp_missing"])
+        #expect(Set(revision.ops.map(\.path.description)).isSubset(of: ["/apps/coffee/deliveries/-", "/apps/coffee/deliveries/1", "/clock/now"]))
+        let last = try #require(sim.get("/apps/coffee/deliveries")?.arrayValue?.last)
+        #expect(last["outcome"] == "ignored" && last["detail"] == "aps.timestamp is missing" && last["source"] == "push")
+        #expect(sim.get("/apps/coffee/budgets/push/used") == 0)
+        let unknown = #expect(throws: APIError.self) {
+            try sim.run(["type": "push.ignore", "app": "nope", "reason": "event_invalid"])
+        }
+        #expect(unknown?.code == .notFound)
+        try sim.expectPatchesReplay()
+    }
+
+    @Test("AP-8 an end carries an alert only as a push; the alert is kept on the ended activity")
+    func ap8AlertOnEnd() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1")
+        let alert: JSONValue = ["title": "Done", "subtitle": "Enjoy", "sound": ["critical": 1, "name": "x.aiff", "volume": 1]]
+        let error = #expect(throws: APIError.self) { try sim.run(["type": "activity.end", "id": "a1", "alert": alert]) }
+        #expect(error?.field == "/commands/0/alert")
+        try sim.run(["type": "activity.end", "id": "a1", "alert": alert, "delivery": ["source": "push"]])
+        #expect(sim.get("/activities/a1/activityState") == "ended")
+        #expect(sim.get("/activities/a1/alert/subtitle") == "Enjoy")
+        #expect(sim.get("/activities/a1/alert/sound/volume") == 1)
+        let bad = #expect(throws: APIError.self) {
+            try sim.run([
+                "type": "activity.update", "id": "a1", "content": ["state": [:]], "alert": ["sound": ["volume": 2]],
+            ])
+        }
+        #expect(bad?.field == "/commands/0/alert/sound/volume")
     }
 
     @Test("AP-7 a push end's dismissal date in the past dismisses at once; beyond end + 4 h it is clamped")

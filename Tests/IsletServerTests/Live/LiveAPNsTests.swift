@@ -55,13 +55,12 @@ struct LiveAPNsTests {
     }
 
     @Test(
-        "AP-1, AP-2, AP-3, AP-4, AP-5: refusals carry APNs reasons",
+        "AP-1, AP-2, AP-3, AP-4: refusals carry APNs reasons",
         arguments: [
             ("InvalidPushType", 400), ("MissingTopic", 400), ("BadTopic", 400), ("TopicDisallowed", 400),
             ("DeviceTokenNotForTopic", 400), ("BadPriority", 400), ("PayloadTooLarge", 413), ("PayloadEmpty", 400),
             ("BadDeviceToken", 400), ("Unregistered", 410), ("BadCollapseId", 400), ("BadExpirationDate", 400),
-            ("BadMessageId", 400), ("MissingTimestamp", 400), ("BadEvent", 400), ("MissingStartField", 400),
-            ("BadPayload", 400),
+            ("BadMessageId", 400), ("BadPayload", 400),
         ])
     func refusals(reason: String, status: Int) async throws {
         try await withRunningServer { server in
@@ -105,16 +104,103 @@ struct LiveAPNsTests {
                     token, Self.update, extra: [("apns-collapse-id", String(repeating: "c", count: 65))])
             case "BadExpirationDate": reply = try world.push(token, Self.update, extra: [("apns-expiration", "soon")])
             case "BadMessageId": reply = try world.push(token, Self.update, extra: [("apns-id", "not-a-uuid")])
-            case "MissingTimestamp": reply = try world.push(token, #"{"aps":{"event":"update","content-state":{}}}"#)
-            case "BadEvent": reply = try world.push(token, #"{"aps":{"timestamp":1,"event":"begin"}}"#)
-            case "MissingStartField":
-                reply = try world.push(
-                    world.pushToStart, #"{"aps":{"timestamp":1,"event":"start","content-state":{}}}"#)
             default: reply = try world.push(token, "{not json")
             }
             #expect(reply.status == status, "\(reply.text)")
             #expect(try reply.json()["reason"] == .string(reason), "\(reply.text)")
             #expect(reply.headers["apns-id"] != nil)
+        }
+    }
+
+    /// Pushes APNs accepts and the device ignores (AP-8): to the activity's token unless said.
+    static let deviceProblems: [(payload: String, toPushToStart: Bool, reason: String, event: String?, strict: String)] = [
+        (#"{"aps":{"event":"update","content-state":{}}}"#, false, "timestamp_missing", "update", "MissingTimestamp"),
+        (#"{"aps":{"timestamp":"soon","event":"update"}}"#, false, "timestamp_invalid", "update", "BadTimestamp"),
+        (#"{"aps":{"timestamp":1,"event":"begin"}}"#, false, "event_invalid", "begin", "BadEvent"),
+        (#"{"aps":{"timestamp":1}}"#, false, "event_invalid", nil, "BadEvent"),
+        (#"{"aps":{"timestamp":1,"event":"update","content-state":[1]}}"#, false, "content_state_invalid", "update", "BadPayload"),
+        (#"{"aps":{"timestamp":1,"event":"update","stale-date":"later","content-state":{}}}"#, false, "payload_invalid", "update", "BadPayload"),
+        (#"{"aps":{"timestamp":1,"event":"update","content-state":{},"alert":{"title":5}}}"#, false, "payload_invalid", "update", "BadPayload"),
+        (#"{"aps":{"timestamp":1,"timestamp":2,"event":"update","content-state":{}}}"#, false, "payload_invalid", nil, "BadPayload"),
+        (#"{"notaps":{}}"#, false, "payload_invalid", nil, "BadPayload"),
+        (#"{"aps":{"timestamp":1,"event":"start","content-state":{}}}"#, true, "start_field_missing", "start", "MissingStartField"),
+        (
+            #"{"aps":{"timestamp":1,"event":"start","attributes-type":"Not a type!","attributes":{},"content-state":{},"alert":"Hi"}}"#,
+            true, "payload_invalid", "start", "BadPayload"
+        ),
+        (#"{"aps":{"timestamp":1,"event":"update","content-state":{}}}"#, true, "event_not_for_token", "update", "BadDeviceToken"),
+    ]
+
+    @Test("AP-8 what only the device judges is 200 and an ignored delivery with Islet's reason; nothing else changes",
+          arguments: Self.deviceProblems.indices)
+    func ap8IgnoredDeliveries(_ index: Int) async throws {
+        let problem = Self.deviceProblems[index]
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            func withoutDeliveries() throws -> JSONValue {
+                var document = try #require(try TestHTTP.state(port: server.port).json()["value"]?.objectValue)
+                var apps = try #require(document["apps"]?.objectValue)
+                apps["coffee"] = apps["coffee"]?.removingMember("deliveries")
+                document["apps"] = .object(apps)
+                return .object(document)
+            }
+            let before = try withoutDeliveries()
+            let token = problem.toPushToStart ? world.pushToStart : world.activityToken
+            let reply = try world.push(token, problem.payload, extra: [("apns-priority", "5")])
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.headers["apns-id"].map(isUUID) == true)
+            let last = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]!
+                .arrayValue!.last!
+            #expect(last["outcome"] == "ignored")
+            #expect(last["reason"] == .string(problem.reason), "\(last)")
+            #expect(last["event"] == (problem.event.map(JSONValue.string) ?? .null), "\(last)")
+            #expect(last["source"] == "push" && last["priority"] == 5 && last["apnsId"] == .string(reply.headers["apns-id"]!))
+            #expect(last["activity"] == (problem.toPushToStart ? .null : "a1"))
+            #expect(last["detail"]?.stringValue?.isEmpty == false)
+            #expect(try withoutDeliveries() == before)
+        }
+    }
+
+    @Test("AP-8 with --apns-strict the device's problems keep Islet's explicit 400 reasons",
+          arguments: Self.deviceProblems.indices)
+    func ap8Strict(_ index: Int) async throws {
+        let problem = Self.deviceProblems[index]
+        var configuration = IsletConfiguration.testing()
+        configuration.apnsStrict = true
+        try await withRunningServer(configuration) { server in
+            let world = try Self.world(server.port)
+            let token = problem.toPushToStart ? world.pushToStart : world.activityToken
+            let reply = try world.push(token, problem.payload)
+            #expect(reply.status == 400)
+            #expect(try reply.json()["reason"] == .string(problem.strict), "\(reply.text)")
+            // Only the record of the activity's own start: the refused push left none.
+            let deliveries = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]
+            #expect(deliveries?.arrayValue?.count == 1)
+        }
+    }
+
+    @Test("AP-8 every standard alert key is accepted, also on end; the end applies and keeps its alert")
+    func ap8AlertKeys() async throws {
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            let alert = #"""
+                {"title":{"loc-key":"%@ is ready","loc-args":["Flat white"]},"subtitle":"Counter 2","body":"Enjoy",
+                 "title-loc-key":"READY","title-loc-args":["a"],"subtitle-loc-key":"SUB","subtitle-loc-args":[],
+                 "loc-key":"BODY","loc-args":["b"],"launch-image":"launch.png",
+                 "sound":{"critical":1,"name":"chime.aiff","volume":0.5}}
+                """#
+            let update = #"{"aps":{"timestamp":1795766500,"event":"update","content-state":{"status":"brewing"},"alert":\#(alert)}}"#
+            #expect(try world.push(world.activityToken, update).status == 200)
+            let end = #"{"aps":{"timestamp":1795766600,"event":"end","content-state":{"status":"done"},"alert":\#(alert)}}"#
+            #expect(try world.push(world.activityToken, end).status == 200)
+            let deliveries = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]!
+            #expect(deliveries.arrayValue!.suffix(2).map { $0["outcome"] } == ["applied", "applied"], "\(deliveries)")
+            let activity = try TestHTTP.state(port: server.port, path: "/activities/a1").json()["value"]!
+            #expect(activity["activityState"] == "ended")
+            #expect(activity[pointer: "/alert/subtitle"] == "Counter 2")
+            #expect(activity[pointer: "/alert/sound/name"] == "chime.aiff")
+            #expect(activity[pointer: "/alert/loc-args/0"] == "b")
+            #expect(activity[pointer: "/alert/at"] == "2026-11-22T08:00:00Z")
         }
     }
 
@@ -156,9 +242,12 @@ struct LiveAPNsTests {
             let started = activities.members.first { $0.value["attributesType"] == "AdventureAttributes" }
             #expect(started?.value["source"] == "push")
             #expect(started?.value["pushToken"]?.stringValue?.count == 64)
-            // An update sent to the push-to-start token, or a start to an activity token, is refused.
-            #expect(try world.push(world.pushToStart, Self.update).status == 400)
-            #expect(try world.push(world.activityToken, start).status == 400)
+            // An update sent to the push-to-start token, or a start to an activity token, is
+            // accepted by APNs and ignored by the device (AP-8).
+            #expect(try world.push(world.pushToStart, Self.update).status == 200)
+            #expect(try world.push(world.activityToken, start).status == 200)
+            let deliveries = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]!
+            #expect(deliveries.arrayValue!.suffix(2).map { $0["reason"] } == ["event_not_for_token", "event_not_for_token"])
         }
     }
 

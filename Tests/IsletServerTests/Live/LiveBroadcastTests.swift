@@ -107,12 +107,30 @@ struct LiveBroadcastTests {
         }
     }
 
+    @Test("AP-8 a broadcast the devices ignore (a start, no timestamp) is 200 and one ignored delivery for the channel")
+    func broadcastIgnored() async throws {
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            let channel = try #require(try world.createChannel().headers["apns-channel-id"])
+            let start = #"{"aps":{"timestamp":1795766500,"event":"start","attributes-type":"A","attributes":{},"content-state":{},"alert":"x"}}"#
+            for (payload, reason) in [(start, "event_invalid"), (#"{"aps":{"event":"update"}}"#, "timestamp_missing")] {
+                let rev = try world.rev()
+                let reply = try world.broadcast(channel, payload)
+                #expect(reply.status == 200, "\(reply.text)")
+                #expect(try world.rev() == rev.map { $0 + 1 })
+                let record = try #require(try world.value("/apps/coffee/deliveries")?.arrayValue?.last)
+                #expect(record["outcome"] == "ignored" && record["reason"] == .string(reason), "\(record)")
+                #expect(record["channel"] == .string(channel))
+            }
+        }
+    }
+
     @Test(
         "broadcast refusals carry APNs reasons and change nothing",
         arguments: [
-            ("MissingChannelId", 400), ("BadChannelId", 400), ("ChannelNotRegistered", 400), ("BadEvent", 400),
+            ("MissingChannelId", 400), ("BadChannelId", 400), ("ChannelNotRegistered", 400),
             ("InvalidPushType", 400), ("MissingPushType", 400), ("BadPriority", 400), ("PayloadTooLarge", 413),
-            ("PayloadEmpty", 400), ("MissingTimestamp", 400), ("BadExpirationDate", 400),
+            ("PayloadEmpty", 400), ("BadExpirationDate", 400),
         ])
     func broadcastRefusals(reason: String, status: Int) async throws {
         try await withRunningServer { server in
@@ -124,10 +142,6 @@ struct LiveBroadcastTests {
             case "MissingChannelId": reply = try world.broadcast(nil)
             case "BadChannelId": reply = try world.broadcast("not base64!")
             case "ChannelNotRegistered": reply = try world.broadcast("dHN0LXNyY2gtY2hubA==")
-            case "BadEvent":
-                reply = try world.broadcast(
-                    channel,
-                    #"{"aps":{"timestamp":1795766500,"event":"start","attributes-type":"A","attributes":{},"content-state":{},"alert":"x"}}"#)
             case "InvalidPushType":
                 reply = try TestHTTP.request(
                     port: server.port, "POST", "/4/broadcasts/apps/coffee",
@@ -140,7 +154,6 @@ struct LiveBroadcastTests {
             case "PayloadTooLarge":
                 reply = try world.broadcast(channel, #"{"aps":{"pad":""# + String(repeating: "x", count: 4100) + #""}}"#)
             case "PayloadEmpty": reply = try world.broadcast(channel, "")
-            case "MissingTimestamp": reply = try world.broadcast(channel, #"{"aps":{"event":"update"}}"#)
             default: reply = try world.broadcast(channel, extra: [("apns-expiration", "-1")])
             }
             #expect(reply.status == status, "\(reply.text)")
@@ -203,7 +216,6 @@ struct LiveBroadcastTests {
                 (try push(world.pushToStart, type: "widgets", topic: "coffee.push-type.widgets"), "DeviceTokenNotForTopic"),
                 (try push(token, type: "widgets", topic: "coffee.push-type.liveactivity"), "BadTopic"),
                 (try push(token, type: "widgets", topic: "coffee"), "TopicDisallowed"),
-                (try push(token, type: "widgets", topic: "coffee.push-type.widgets", #"{"aps":{"content-changed":"yes"}}"#), "BadPayload"),
                 (try push(token, type: "widgets", topic: "coffee.push-type.widgets", #"{"aps":"#), "BadPayload"),
             ]
             for (reply, reason) in refusals {
@@ -211,6 +223,11 @@ struct LiveBroadcastTests {
                 #expect(try reply.json()["reason"] == .string(reason))
             }
             #expect(try world.rev() == rev)
+            // AP-8: a content-changed that is not a boolean is the device's to ignore.
+            let ignored = try push(token, type: "widgets", topic: "coffee.push-type.widgets", #"{"aps":{"content-changed":"yes"}}"#)
+            #expect(ignored.status == 200, "\(ignored.text)")
+            let last = try #require(try world.value("/apps/coffee/deliveries")?.arrayValue?.last)
+            #expect(last["event"] == "widgets" && last["outcome"] == "ignored" && last["reason"] == "payload_invalid")
         }
     }
 
