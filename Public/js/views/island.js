@@ -102,8 +102,8 @@ export class Island {
     // An empty compact side keeps the pill's round end (half its height).
     const leadW = clamp(need(this.lead, COMPACT_PAD), height / 2, sideMax);
     const trailW = clamp(need(this.trail, COMPACT_PAD), height / 2, sideMax);
-    const attachedW = clamp(need(this.attached, MINIMAL_PAD), minimal.min, Math.max(minimal.max, detached?.width ?? 0));
-    const detW = detached ? clamp(need(this.detachedSlot, MINIMAL_PAD), minimal.min, Math.max(minimal.max, detached.width ?? 0)) : 0;
+    const attachedW = clamp(need(this.attached, MINIMAL_PAD), minimal.min, minimal.max);
+    const detW = detached ? clamp(need(this.detachedSlot, MINIMAL_PAD), minimal.min, minimal.max) : 0;
     let pillW = island.width;
     let sensorAt = island.width / 2; // where the camera's centre is, from the pill's left edge
     if (island.mode === "compact") {

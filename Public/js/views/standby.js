@@ -47,7 +47,7 @@ export class StandByView {
     screen.dataset.state = !standby ? "off" : minimal ? "minimal" : activity ? "activity" : "widgets";
     this.stage.hidden = !activity || minimal;
     this.minimal.hidden = !minimal;
-    if (minimal) this.showMinimal(activity, apps, animate, standby);
+    if (minimal) this.showMinimal(activity, apps, animate, standby, device.geometry?.minimalWidth?.max ?? 45);
     if (activity && !minimal) {
       updateCard(this.card, activity, { device, app: apps[activity.app], animate });
       const background = apps[activity.app]?.identity?.background;
@@ -75,14 +75,14 @@ export class StandByView {
     this.tick(now);
   }
 
-  // PR-11: the minimal presentation, a circle or an oval by its content, up to the width the
-  // document gives.
-  showMinimal(activity, apps, animate, standby) {
+  // PR-11: the minimal presentation, a circle or an oval by its content, up to the model's
+  // widest minimal view.
+  showMinimal(activity, apps, animate, standby, maxWidth) {
     const identity = apps[activity.app]?.identity ?? {};
     setVars(this.minimalSlot, { "--tint": identity.tint ?? "#FFFFFF", "--tint-fg": readableOn(identity.tint) ?? "#000" });
     setFragment(this.minimalSlot, activity.render?.minimal ?? "", { animate });
-    const height = standby.height || 36.67;
-    const width = clamp(boxWidth(shownFragment(this.minimalSlot)) + 10, height, Math.max(standby.width ?? height, 45));
+    const height = standby.height;
+    const width = clamp(boxWidth(shownFragment(this.minimalSlot)) + 10, height, maxWidth);
     setVars(this.minimal, { "--sb-min-w": width, "--sb-min-h": height });
     this.minimal.dataset.shape = width > height + 0.5 ? "oval" : "circle";
     this.minimal.setAttribute("aria-label", `${apps[activity.app]?.name ?? activity.app}: show full screen`);
