@@ -3,8 +3,9 @@
 
 import { Store, deviceWidgetIds } from "./store.js";
 import { Stage } from "./views/stage.js";
+import { DeviceGrid, GRID_VIEWS } from "./views/grid.js";
 import { tabs } from "./tabs.js";
-import { h, setText, setAttr, reconcile, reducedMotion, afterFrames } from "./dom.js";
+import { h, setText, setAttr, setVars, reconcile, reducedMotion, afterFrames } from "./dom.js";
 import { put, post, seg, apiToken } from "./api.js";
 import { clockText, durationText } from "./clock.js";
 import { segmented } from "./controls.js";
@@ -14,7 +15,13 @@ import { SimulationPicker } from "./simulation-picker.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-const ui = { device: params.get("device"), zoom: Number(params.get("zoom")) || null, panel: params.get("panel") ?? "clock" };
+const ui = {
+  device: params.get("device"), zoom: Number(params.get("zoom")) || null, panel: params.get("panel") ?? "clock",
+  // The grid of several devices (`?layout=grid&grid=a,b&views=island,lock`); its devices
+  // default to all of them.
+  grid: params.get("layout") === "grid", gridDevices: params.get("grid")?.split(",").filter(Boolean) ?? null,
+  gridViews: params.get("views")?.split(",").filter((v) => v in GRID_VIEWS) ?? ["island", "lock"],
+};
 const MODEL_NAMES = {
   "iphone-14-pro": "iPhone 14 Pro", "iphone-14-pro-max": "iPhone 14 Pro Max", "iphone-15": "iPhone 15", "iphone-15-plus": "iPhone 15 Plus",
   "iphone-15-pro": "iPhone 15 Pro", "iphone-15-pro-max": "iPhone 15 Pro Max", "iphone-16": "iPhone 16", "iphone-16-plus": "iPhone 16 Plus",
@@ -48,8 +55,10 @@ const status = $("device-status");
 const actions = {
   press: (device, activity) => post(`/v1/devices/${seg(device)}/press`, { activity }).catch((e) => reportError(status, e)),
   setDevice: (device, fields) => put(`/v1/devices/${seg(device)}`, fields).catch((e) => reportError(status, e)),
+  tapStandBy: (device) => post(`/v1/devices/${seg(device)}/standby/tap`).catch((e) => reportError(status, e)),
 };
 const stage = new Stage($("stage"), actions);
+const grid = new DeviceGrid($("grid"), actions);
 // The operator panels load after the first island is drawn: the devices come first.
 let panels = null;
 async function loadPanels() {
@@ -102,11 +111,36 @@ function selectDevice(id, focus) {
 
 const appearance = segmented("Appearance", "appearance", [["light", "Light"], ["dark", "Dark"]], (value) => actions.setDevice(ui.device, { appearance: value }));
 $("appearance").append(appearance.el);
-for (const name of ["locked", "standby", "nightMode"]) {
+for (const name of ["locked", "standby", "nightMode", "alwaysOn"]) {
   $(`toggle-${name}`).addEventListener("change", (event) => actions.setDevice(ui.device, { [name]: event.target.checked }));
 }
 // LA-16: the app on this device's screen ("" clears it).
 $("foreground-app").addEventListener("change", (event) => actions.setDevice(ui.device, { foregroundApp: event.target.value }));
+
+const standbyView = segmented("StandBy view", "standby-view", [["fullScreen", "Full screen"], ["minimal", "Minimal"]],
+  (value) => actions.setDevice(ui.device, { standbyView: value }));
+$("standby-view").append(standbyView.el);
+
+// The grid: several devices side by side, each with the chosen views.
+const gridButton = $("layout-grid");
+gridButton.addEventListener("click", () => {
+  ui.grid = !ui.grid;
+  remember();
+  render();
+});
+function gridChoice(name, value, label, checked, onChange) {
+  const id = `grid-${name}-${value}`;
+  const input = h("input", { type: "checkbox", id, value, on: { change: () => onChange(input.checked) } });
+  input.checked = checked;
+  return h("label", { class: "check", attrs: { for: id } }, input, h("span", { text: label }));
+}
+for (const [name, title] of Object.entries(GRID_VIEWS)) {
+  $("grid-views").append(gridChoice("view", name, title, ui.gridViews.includes(name), (on) => {
+    ui.gridViews = Object.keys(GRID_VIEWS).filter((v) => (v === name ? on : ui.gridViews.includes(v)));
+    remember();
+    render();
+  }));
+}
 
 const zoom = $("zoom");
 const setZoom = (percent) => {
@@ -114,6 +148,7 @@ const setZoom = (percent) => {
   zoom.value = String(value);
   setText($("zoom-value"), `${value}%`);
   stage.setZoom(value / 100);
+  setVars($("grid"), { "--zoom": value / 100 });
   ui.zoom = value;
   remember();
 };
@@ -141,6 +176,10 @@ function remember() {
   if (ui.device) next.set("device", ui.device);
   if (ui.zoom) next.set("zoom", String(ui.zoom));
   next.set("panel", ui.panel);
+  if (ui.grid) next.set("layout", "grid");
+  else next.delete("layout");
+  if (ui.grid && ui.gridDevices) next.set("grid", ui.gridDevices.join(","));
+  if (ui.grid) next.set("views", ui.gridViews.join(","));
   history.replaceState(null, "", `${location.pathname}?${next}`);
 }
 
@@ -157,10 +196,15 @@ function render() {
   const device = doc.devices[ui.device];
   renderDeviceBar(devices, device, doc.apps);
   // The first island is drawn as it is, not morphed into from nothing (nor from the fitted zoom).
-  const animate = firstIsland && device.scene?.animations?.enabled !== false && !reducedMotion();
-  document.body.classList.toggle("always-on", device.scene?.animations?.enabled === false);
-  stage.update({ device, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks, animate, now: store.clock.now() });
-  store.wantWidgets(deviceWidgetIds(device, doc.stacks).slice(0, 56));
+  // LA-14: nothing animates where the scene says so (Always-On).
+  const ctxFor = (d) => ({
+    device: d, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks,
+    animate: firstIsland && d.scene?.animations?.enabled !== false && !reducedMotion(), now: store.clock.now(),
+  });
+  stage.update(ctxFor(device));
+  const gridDevices = renderGrid(devices, ctxFor);
+  const wanted = new Set([device, ...gridDevices].flatMap((d) => deviceWidgetIds(d, doc.stacks)));
+  store.wantWidgets([...wanted].slice(0, 56 * (1 + gridDevices.length)));
   if (!firstIsland && store.ready) firstIslandDrawn();
   if (!fitted) {
     fitted = true;
@@ -176,6 +220,24 @@ function render() {
   tick();
 }
 
+// The grid (when on): its device choices and its rows. Returns the devices it shows.
+function renderGrid(devices, ctxFor) {
+  gridButton.setAttribute("aria-pressed", String(ui.grid));
+  $("grid-area").hidden = !ui.grid;
+  $("stage").hidden = ui.grid;
+  if (!ui.grid) return [];
+  const chosen = (d) => (ui.gridDevices ?? devices.map((x) => x.id)).includes(d.id);
+  reconcile($("grid-devices"), devices, (d) => d.id, (d) => gridChoice("device", d.id, d.id, chosen(d), (on) => {
+    const current = (ui.gridDevices ?? devices.map((x) => x.id)).filter((id) => id !== d.id);
+    ui.gridDevices = devices.map((x) => x.id).filter((id) => (id === d.id ? on : current.includes(id)));
+    remember();
+    render();
+  }), (el, d) => { el.querySelector("input").checked = chosen(d); });
+  const shown = devices.filter(chosen);
+  grid.update({ devices: shown, views: ui.gridViews, ctxFor, title: (d) => modelName(d.model) });
+  return shown;
+}
+
 // The device tabs, the selected device's heading and its settings.
 function renderDeviceBar(devices, device, apps) {
   reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
@@ -188,7 +250,10 @@ function renderDeviceBar(devices, device, apps) {
   setText($("device-title"), modelName(device.model));
   setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
   appearance.set(device.appearance);
-  for (const name of ["locked", "standby", "nightMode"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+  for (const name of ["locked", "standby", "nightMode", "alwaysOn"]) $(`toggle-${name}`).checked = Boolean(device[name]);
+  // LA-17: only a model with an Always-On display has the switch.
+  $("toggle-alwaysOn").disabled = !device.alwaysOnDisplay;
+  standbyView.set(device.standbyView ?? "fullScreen");
   const picker = $("foreground-app");
   const options = [["", "Home Screen"], ...Object.values(apps).sort((a, b) => a.name.localeCompare(b.name)).map((a) => [a.id, a.name])];
   if (picker.options.length !== options.length || options.some(([id], i) => picker.options[i].value !== id)) {
@@ -224,6 +289,7 @@ function tick() {
   const clock = store.doc.clock;
   setText($("sim-mode"), !clock ? "" : clock.mode === "wall" ? "wall" : clock.rate === 0 ? "paused" : `${clock.rate}×`);
   stage.tick(now);
+  if (ui.grid) grid.tick(now);
   panels?.clock.tick();
   for (const el of document.querySelectorAll("#stage [data-countdown-to]")) {
     if (el.dataset.paused === "true") continue;

@@ -1,15 +1,20 @@
 // Layout warnings measured in the browser: every activity and widget of the selected device is
 // laid out off screen with the device's own CSS and geometry (at 1 pt = 1 px), then measured:
-// compact content wider than its slot, expanded or Lock Screen content taller than 160 pt or in
-// the in-between band (PR-5), content under the sensor gap, and more than four pieces of
+// compact content wider than its slot, a compact side with much empty space (PR-10: the snug
+// island carries it beside the sensor), expanded or Lock Screen content taller than 160 pt or
+// in the in-between band (PR-5), content under the sensor gap, and more than four pieces of
 // information in a small widget.
 
 import { h, setVars } from "./dom.js";
 import { setFragment } from "./fragment.js";
 import { createCard, updateCard } from "./views/card.js";
 import { createWidget, updateWidget } from "./views/widget.js";
+import { boxWidth, inkRects, inkWidth } from "./measure.js";
 
 const EPS = 0.5;
+// PR-10: empty space in a compact side worth a warning: at least this many points, and at
+// least a third of the side's content box.
+const WASTE_MIN = 12;
 const round = (n) => Math.round(n * 10) / 10;
 
 export class LayoutLab {
@@ -63,6 +68,11 @@ export class LayoutLab {
       const frag = slot.querySelector(".frag");
       const width = frag ? contentWidth(frag) : 0;
       if (width > side + EPS) push("warning", label, `content is ${round(width)} pt wide; the slot is ${side} pt, so it is cut off at the sensor or the island's edge.`);
+      const box = Math.min(boxWidth(frag), side);
+      const waste = box - (frag ? inkWidth(frag) : 0);
+      if (waste >= WASTE_MIN && waste * 3 >= box) {
+        push("warning", label, `${round(waste)} pt of its ${round(box)} pt are empty; the compact island sizes each side to its content (PR-10), so trim the content to what it shows.`);
+      }
     }
   }
 
@@ -117,20 +127,6 @@ function contentWidth(frag) {
   const left = frag.getBoundingClientRect().left;
   for (const r of inkRects(frag)) right = Math.max(right, r.right - left);
   return Math.max(right, frag.scrollWidth);
-}
-
-// Rectangles of the text and replaced elements inside `root`.
-function inkRects(root) {
-  const rects = [];
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  const range = document.createRange();
-  while (walker.nextNode()) {
-    if (!walker.currentNode.data.trim()) continue;
-    range.selectNodeContents(walker.currentNode);
-    rects.push(...range.getClientRects());
-  }
-  for (const el of root.querySelectorAll("img, svg, button, meter, progress, input")) rects.push(el.getBoundingClientRect());
-  return rects.filter((r) => r.width > 0 && r.height > 0);
 }
 
 // Pieces of information: distinct block-level boxes holding letters or digits (symbols and

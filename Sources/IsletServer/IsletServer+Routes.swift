@@ -48,6 +48,9 @@ extension IsletServer {
             method: .POST, pattern: "/v1/devices/{id}/press", type: "island.press", idMember: "device",
             optionalBody: true),
         Sugar(
+            method: .POST, pattern: "/v1/devices/{id}/standby/tap", type: "standby.tap", idMember: "device",
+            optionalBody: true),
+        Sugar(
             method: .PUT, pattern: "/v1/relevance/weights", type: "relevance.setWeights", idMember: nil,
             optionalBody: false),
         Sugar(method: .PUT, pattern: "/v1/clock", type: "clock.set", idMember: nil, optionalBody: false),

@@ -28,7 +28,10 @@ struct SceneText {
             object["island"] = .object(island)
         }
         object["banner"] = object["banner"].map { self.inline($0, slot: "lockScreen") }
-        object["standby"] = object["standby"].map { self.inline($0, slot: "lockScreen") }
+        // PR-11: StandBy shows the Lock Screen presentation full screen, or the minimal one.
+        object["standby"] = object["standby"].map {
+            self.inline($0, slot: $0["view"] == "minimal" ? "minimal" : "lockScreen")
+        }
         if case .object(var lock)? = object["lockScreen"] {
             lock["activities"] = self.expand(lock["activities"], kind: "activity")
             lock["widgets"] = self.expand(lock["widgets"], kind: "widget")

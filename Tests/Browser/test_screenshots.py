@@ -1,6 +1,8 @@
 """Screenshots for the README, taken from the demo scenario on a paused virtual clock:
 each presentation (island, Lock Screen, StandBy, Home Screen) of an iPhone 15 Pro and an
-iPhone SE, light and dark, at 100 % zoom (1 pt = 1 px), plus the whole dashboard.
+iPhone SE, light and dark, at 100 % zoom (1 pt = 1 px), plus the whole dashboard, and the
+iPhone 15 Pro's StandBy in Night Mode and in its minimal view (PR-11) and its Always-On Lock
+Screen (LA-17).
 
 Written to reports/screenshots/ (ignored by git), or to $ISLET_SCREENSHOTS_DIR:
 `scripts/screenshots` sets it to docs/screenshots/ to refresh the README's images on purpose."""
@@ -77,6 +79,19 @@ def test_screenshots(start_server):
                     "return document.querySelector('[data-view=\"standby\"] .screen').classList.contains('is-night')"))
                 settle(driver, "dark")
                 written.append(shoot(driver, "standby", f"{device}-standby-night"))
+                # PR-11: StandBy's minimal presentation beside the widgets.
+                set_device(server, device, nightMode=False, standbyView="minimal")
+                wait_for(driver, lambda d: d.execute_script(
+                    "return document.querySelector('[data-view=\"standby\"] .screen').dataset.state") == "minimal")
+                settle(driver, "dark")
+                written.append(shoot(driver, "standby", f"{device}-standby-minimal"))
+                # LA-17: the locked Lock Screen dimmed to Always-On.
+                set_device(server, device, standby=False, standbyView="fullScreen", alwaysOn=True)
+                wait_for(driver, lambda d: d.execute_script(
+                    "return document.querySelector('[data-view=\"lock\"] .screen').classList.contains('always-on')"))
+                settle(driver, "dark")
+                written.append(shoot(driver, "lock", f"{device}-lock-screen-always-on"))
+                set_device(server, device, alwaysOn=False)
                 # Expanded: a long press on the island (it stays while the clock is paused).
                 set_device(server, device, locked=False, standby=False, nightMode=False)
                 island = server.state(f"/devices/{device}/scene/island")
@@ -102,6 +117,6 @@ def test_screenshots(start_server):
                     written.append(shoot(driver, "island", f"{device}-{FILES['island']}-{appearance}"))
     finally:
         driver.quit()
-    assert len(written) == 2 + 2 * 2 * 4 + 1 + 2
+    assert len(written) == 2 + 2 * 2 * 4 + 1 + 2 + 2
     for path in written:
         assert path.stat().st_size > 10_000, f"{path} looks empty"

@@ -1,14 +1,24 @@
 // The Dynamic Island: a black pill (corner radius 44) around the camera that morphs between
 // idle, compact (leading and trailing around the sensor gap), minimal (one attached, one
-// detached circle) and expanded (leading, trailing, center, bottom). Sizes come from the
-// scene (`/devices/<id>/scene/island`) and the device geometry; the morph is a CSS transition
-// of width, height and radius (disabled in Always-On and under reduced motion).
+// detached circle or oval) and expanded (leading, trailing, center, bottom). Sizes come from
+// the scene (`/devices/<id>/scene/island`) and the device geometry; the morph is a CSS
+// transition of width, height and radius (disabled in Always-On and under reduced motion).
+//
+// PR-10: compact and minimal are snug. The document gives the model's maximum (each compact
+// side, the minimal width range); the island measures the content it shows and sizes each
+// side to it, up to that maximum, so a short value gives a narrow island. The sensor stays on
+// the camera: a compact island with a narrow leading and a wide trailing side is asymmetric.
 
 import { h, setVars, setAttr } from "../dom.js";
 import { setFragment, fragmentText } from "../fragment.js";
 import { readableOn } from "../color.js";
+import { shownFragment, boxWidth, clamp } from "../measure.js";
 
 const DETACHED_GAP = 6;
+// Room beside compact content: the slot's outer padding (6 pt, CSS) and 4 pt toward the sensor.
+const COMPACT_PAD = 10;
+// Room around minimal content inside its circle.
+const MINIMAL_PAD = 10;
 
 function slot(className) {
   return h("div", { class: `slot ${className}` });
@@ -42,6 +52,8 @@ export class Island {
       });
     }
     this.onPress = onPress;
+    // Widths are measured from rendered text: measure again once web fonts have loaded.
+    document.fonts?.addEventListener("loadingdone", () => this.shaped && this.shape(...this.shaped));
   }
 
   press(target) {
@@ -61,11 +73,12 @@ export class Island {
     this.el.classList.toggle("no-anim", !animate);
     if (!hasIsland) return;
     const detached = mode === "minimal" ? (island.minimal ?? []).find((m) => !m.attached) : null;
-    this.shape(island, device, detached);
     for (const [name, layer] of Object.entries(this.layers)) layer.classList.toggle("is-active", name === mode);
     this.pressTargets.clear();
     const ctx = { activities, apps, animate, island, mode };
     const label = [...this.fillCompact(ctx), ...this.fillMinimal(ctx), ...this.fillExpanded(ctx, device)];
+    this.shaped = [island, device, detached];
+    this.shape(island, device, detached);
     if (mode === "none") label.push("idle");
     this.el.setAttribute("aria-label", `Dynamic Island, ${label.join("; ")}`);
     for (const target of [this.pill, this.detached]) {
@@ -77,19 +90,42 @@ export class Island {
     this.detached.hidden = !detached;
   }
 
-  // The pill's size and radius (the morph), the detached circle, the regions' geometry.
+  // The pill's size and radius (the morph), the detached circle, the regions' geometry; the
+  // snug sides are measured from the content just filled in (PR-10).
   shape(island, device, detached) {
     const geometry = device.geometry ?? {};
-    const detW = detached ? detached.width ?? geometry.minimalWidth?.min ?? 36.67 : 0;
+    const height = geometry.compactSide?.height ?? 36.67;
+    const sensorW = geometry.cameraGap ?? 125.34;
+    const sideMax = geometry.compactSide?.width ?? 52.33;
+    const minimal = { min: geometry.minimalWidth?.min ?? 36.67, max: geometry.minimalWidth?.max ?? 45 };
+    const need = (slot, pad) => boxWidth(shownFragment(slot)) + pad;
+    // An empty compact side keeps the pill's round end (half its height).
+    const leadW = clamp(need(this.lead, COMPACT_PAD), height / 2, sideMax);
+    const trailW = clamp(need(this.trail, COMPACT_PAD), height / 2, sideMax);
+    const attachedW = clamp(need(this.attached, MINIMAL_PAD), minimal.min, minimal.max);
+    const detW = detached ? clamp(need(this.detachedSlot, MINIMAL_PAD), minimal.min, minimal.max) : 0;
+    let pillW = island.width;
+    let sensorAt = island.width / 2; // where the camera's centre is, from the pill's left edge
+    if (island.mode === "compact") {
+      pillW = leadW + sensorW + trailW;
+      sensorAt = leadW + sensorW / 2;
+    } else if (island.mode === "minimal") {
+      pillW = attachedW + sensorW;
+      sensorAt = attachedW + sensorW / 2;
+    }
+    const total = pillW + (detached ? DETACHED_GAP + detW : 0);
     setVars(this.el, {
-      "--pill-w": detached ? island.width - detW - DETACHED_GAP : island.width, "--pill-h": island.height,
+      "--pill-w": pillW, "--pill-h": island.height, "--shift": total / 2 - sensorAt,
       "--pill-r": island.cornerRadius ?? geometry.cornerRadius ?? 44,
       "--det-w": detW, "--det-gap": detached ? DETACHED_GAP : 0, "--det-h": detached ? island.height : 0,
-      "--side-w": geometry.compactSide?.width ?? 52.33, "--sensor-w": geometry.cameraGap ?? 125.34,
-      "--sensor-h": geometry.compactSide?.height ?? 36.67, "--xw": geometry.expandedWidth ?? island.width,
+      "--side-w": sideMax, "--lead-w": leadW, "--trail-w": trailW, "--attached-w": attachedW,
+      "--sensor-w": sensorW, "--sensor-h": height, "--xw": geometry.expandedWidth ?? island.width,
       "--xh": island.mode === "expanded" ? island.height : geometry.presentationHeight?.max ?? 160,
       "--keyline": island.keyline ?? null, "--island-bg": island.background ?? "#000000",
     });
+    // For captions and tests: the drawn width and, in minimal, the detached view's shape.
+    this.el.dataset.width = String(Math.round(pillW * 100) / 100);
+    this.el.dataset.detachedShape = !detached ? "" : detW > minimal.min + 0.5 ? "oval" : "circle";
     this.el.classList.toggle("has-keyline", Boolean(island.keyline) && device.appearance === "dark");
   }
 

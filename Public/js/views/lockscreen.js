@@ -1,6 +1,7 @@
 // The Lock Screen: date (with the inline accessory), time, circular and rectangular
 // accessories in vibrant mode, and the Live Activities in scene order (PR-6) with 14 pt
-// margins; ended cards dimmed, stale cards marked.
+// margins; ended cards dimmed, stale cards marked. LA-17: in Always-On (`scene.alwaysOn`) the
+// screen is dimmed, rendered in the Lock Screen's appearance (dark), and nothing animates.
 
 import { h, reconcile, setText, setVars } from "../dom.js";
 import { createFrame, updateFrame, createStatusBar, updateStatusBar, createWallpaper } from "./frame.js";
@@ -36,6 +37,9 @@ export class LockScreenView {
     this.zone = device.timeZone;
     const hw = updateFrame(this.parts, device);
     this.parts.screen.dataset.hardware = hw.kind;
+    const alwaysOn = Boolean(device.scene?.alwaysOn);
+    this.parts.screen.classList.toggle("always-on", alwaysOn);
+    this.parts.screen.dataset.appearance = device.scene?.lockScreen?.appearance ?? this.parts.screen.dataset.appearance;
     this.camera.hidden = !device.dynamicIsland;
     setVars(this.parts.screen, { "--ls-margin": device.geometry?.lockScreenMargin ?? 14 });
     this.tick(now);

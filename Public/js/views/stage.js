@@ -10,14 +10,17 @@ import { HomeView } from "./home.js";
 const round = (n) => Math.round(n * 100) / 100;
 
 export class Stage {
-  /** `actions`: {press(deviceId, activityId), setDevice(deviceId, fields)}. */
+  /** `actions`: {press(deviceId, activityId), setDevice(deviceId, fields), tapStandBy(deviceId)}. */
   constructor(root, actions) {
     this.root = root;
     const onPress = (activity) => this.device && actions.press(this.device.id, activity);
     this.views = {
       island: new IslandView({ onPress }),
       lock: new LockScreenView(),
-      standby: new StandByView({ onEnter: () => this.device && actions.setDevice(this.device.id, { standby: true, locked: true }) }),
+      standby: new StandByView({
+        onEnter: () => this.device && actions.setDevice(this.device.id, { standby: true, locked: true }),
+        onTap: () => this.device && actions.tapStandBy(this.device.id),
+      }),
       home: new HomeView({ onPress }),
     };
     const titles = { island: "Dynamic Island", lock: "Lock Screen", standby: "StandBy", home: "Home Screen" };
@@ -48,16 +51,16 @@ export class Stage {
     const scene = device.scene ?? {};
     const island = scene.island ?? {};
     setText(this.captions.island, device.dynamicIsland
-      ? `${island.mode === "none" ? "idle" : island.mode} · ${round(island.width)} × ${round(island.height)} pt`
+      ? `${island.mode === "none" ? "idle" : island.mode} · ${this.views.island.island.el.dataset.width ?? round(island.width)} × ${round(island.height)} pt${island.mode === "compact" ? ` (max ${round(island.width)})` : ""}`
       : scene.banner ? "banner (no Dynamic Island)" : "no Dynamic Island");
     const lock = scene.lockScreen ?? {};
-    setText(this.captions.lock, `${(lock.activities ?? []).length} activities · ${(lock.widgets ?? []).length} accessories${device.locked ? " · locked" : ""}`);
+    setText(this.captions.lock, `${(lock.activities ?? []).length} activities · ${(lock.widgets ?? []).length} accessories${device.locked ? " · locked" : ""}${scene.alwaysOn ? " · Always-On" : ""}`);
     const standby = scene.standby;
     const standbyApp = apps[activities[standby?.activity]?.app]?.name;
     const scale = this.views.standby.fit ?? standby?.scale ?? 2;
-    const parts = !standby ? [this.views.standby.fit ? "off · preview" : "off"] : [standbyApp ? `${standbyApp} at ${scale}×${scale < (standby.scale ?? 2) ? " (fit)" : ""}` : "widgets"];
+    const shown = standby?.view === "minimal" ? `${standbyApp} minimal · widgets` : `${standbyApp} at ${scale}×${scale < (standby?.scale ?? 2) ? " (fit)" : ""}`;
+    const parts = !standby ? [this.views.standby.fit ? "off · preview" : "off"] : [standbyApp ? shown : "widgets"];
     if (standby?.night) parts.push("Night Mode");
-    if (scene.animations?.enabled === false) parts.push("Always-On");
     setText(this.captions.standby, parts.join(" · "));
     const tops = (scene.home?.stacks ?? []).map((s) => apps[widgets[s.top]?.app]?.name ?? s.top);
     setText(this.captions.home, tops.length ? `Smart Stack: ${tops.join(", ")}` : `${(scene.home?.widgets ?? []).length} widgets`);

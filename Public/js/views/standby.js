@@ -1,15 +1,21 @@
 // StandBy (landscape, charging): the top activity's Lock Screen presentation at 2× (PR-7),
-// its background extended to the whole screen; without an activity, two small widgets side by
-// side with their backgrounds removed (WK-8). Night Mode turns everything red monochrome.
+// its background extended to the whole screen, or (PR-11, `standby.view` "minimal") its
+// minimal presentation at the top beside the widgets, where a click sends the tap that goes
+// full screen; without an activity, two small widgets side by side with their backgrounds
+// removed (WK-8). Night Mode turns everything red monochrome.
 
 import { h, reconcile, setVars, setText } from "../dom.js";
 import { createFrame, updateFrame } from "./frame.js";
 import { createCard, updateCard } from "./card.js";
 import { createWidget, updateWidget } from "./widget.js";
 import { timeText, dateText } from "../clock.js";
+import { setFragment } from "../fragment.js";
+import { readableOn } from "../color.js";
+import { shownFragment, boxWidth, clamp } from "../measure.js";
 
 export class StandByView {
-  constructor({ onEnter }) {
+  /** `onEnter()`: turn StandBy on; `onTap()`: a tap on the minimal presentation. */
+  constructor({ onEnter, onTap }) {
     this.parts = createFrame({ landscape: true, label: "StandBy" });
     this.card = createCard();
     this.stage = h("div", { class: "sb-stage" }, this.card);
@@ -20,7 +26,9 @@ export class StandByView {
     this.off = h("div", { class: "sb-off" }, this.clock, this.date, h("p", { class: "sb-off-note", text: "StandBy is off: this is a preview." }), this.enter);
     this.parts.screen.classList.add("standby");
     this.sensor = h("div", { class: "sb-sensor", attrs: { "aria-hidden": "true" } });
-    this.parts.screen.append(this.stage, this.widgets, this.off, this.sensor);
+    this.minimalSlot = h("div", { class: "slot sb-minimal-slot" });
+    this.minimal = h("button", { class: "sb-minimal island", type: "button", on: { click: () => onTap?.() } }, this.minimalSlot);
+    this.parts.screen.append(this.stage, this.widgets, this.minimal, this.off, this.sensor);
     this.el = this.parts.box;
   }
 
@@ -36,9 +44,12 @@ export class StandByView {
     screen.classList.toggle("is-night", Boolean(standby?.night));
     screen.classList.toggle("is-off", !standby);
     screen.classList.toggle("is-preview", !standby && Boolean(activity));
-    screen.dataset.state = !standby ? "off" : activity ? "activity" : "widgets";
-    this.stage.hidden = !activity;
-    if (activity) {
+    const minimal = Boolean(standby && activity && standby.view === "minimal");
+    screen.dataset.state = !standby ? "off" : minimal ? "minimal" : activity ? "activity" : "widgets";
+    this.stage.hidden = !activity || minimal;
+    this.minimal.hidden = !minimal;
+    if (minimal) this.showMinimal(activity, apps, animate, standby, device.geometry?.minimalWidth?.max ?? 45);
+    if (activity && !minimal) {
       updateCard(this.card, activity, { device, app: apps[activity.app], animate });
       const background = apps[activity.app]?.identity?.background;
       const extend = (standby?.extendsBackground ?? true) !== false && Boolean(background);
@@ -55,7 +66,7 @@ export class StandByView {
       screen.classList.remove("extends-background");
       setVars(screen, { "--sb-bg": "#000000" });
     }
-    const shownWidgets = activity || !standby ? [] : (standby.widgets ?? []).map((id) => widgets[id]).filter(Boolean);
+    const shownWidgets = (activity && !minimal) || !standby ? [] : (standby.widgets ?? []).map((id) => widgets[id]).filter(Boolean);
     this.widgets.hidden = shownWidgets.length === 0;
     reconcile(this.widgets, shownWidgets, (w) => w.id, createWidget,
       (el, w) => updateWidget(el, w, { app: apps[w.app], animate, mode: "standby" }));
@@ -63,6 +74,19 @@ export class StandByView {
     this.off.classList.toggle("over-preview", Boolean(activity));
     this.sensor.hidden = !device.dynamicIsland;
     this.tick(now);
+  }
+
+  // PR-11: the minimal presentation, a circle or an oval by its content, up to the model's
+  // widest minimal view.
+  showMinimal(activity, apps, animate, standby, maxWidth) {
+    const identity = apps[activity.app]?.identity ?? {};
+    setVars(this.minimalSlot, { "--tint": identity.tint ?? "#FFFFFF", "--tint-fg": readableOn(identity.tint) ?? "#000" });
+    setFragment(this.minimalSlot, activity.render?.minimal ?? "", { animate });
+    const height = standby.height;
+    const width = clamp(boxWidth(shownFragment(this.minimalSlot)) + 10, height, maxWidth);
+    setVars(this.minimal, { "--sb-min-w": width, "--sb-min-h": height });
+    this.minimal.dataset.shape = width > height + 0.5 ? "oval" : "circle";
+    this.minimal.setAttribute("aria-label", `${apps[activity.app]?.name ?? activity.app}: show full screen`);
   }
 
   tick(now) {

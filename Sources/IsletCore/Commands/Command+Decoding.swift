@@ -16,6 +16,9 @@ extension Command {
         case "activity.end": self = .activityEnd(try ActivityEnd(reader))
         case "activity.dismiss": self = .activityDismiss(id: try reader.deleteID())
         case "island.press": self = .islandPress(try IslandPress(reader))
+        case "standby.tap":
+            try reader.rejectUnknown(["type", "device"])
+            self = .standbyTap(device: try reader.required("device", reader.identifier))
         case "clock.set": self = .clockSet(try ClockSet(reader))
         case "clock.advance": self = .clockAdvance(try ClockAdvance(reader))
         case "config.set": self = .configSet(try ConfigSet(reader))
@@ -58,8 +61,8 @@ extension FieldReader {
 extension DeviceUpsert {
     init(_ reader: FieldReader) throws(APIError) {
         try reader.rejectUnknown([
-            "type", "id", "model", "appearance", "locked", "standby", "nightMode", "tint", "iosVersion", "timeZone",
-            "foregroundApp",
+            "type", "id", "model", "appearance", "locked", "standby", "nightMode", "alwaysOn", "standbyView", "tint",
+            "iosVersion", "timeZone", "foregroundApp",
         ])
         self.id = try reader.required("id", reader.identifier)
         self.model = try reader.string("model")
@@ -71,6 +74,8 @@ extension DeviceUpsert {
         self.locked = try reader.bool("locked")
         self.standby = try reader.bool("standby")
         self.nightMode = try reader.bool("nightMode")
+        self.alwaysOn = try reader.bool("alwaysOn")
+        self.standbyView = try reader.choice("standbyView", Device.StandByView.self)?.rawValue
         self.tint = try reader.string("tint", maxLength: 64)
         if reader.object["foregroundApp"] == .null {
             self.foregroundApp = ""

@@ -14,6 +14,8 @@ public enum Command: Sendable, Hashable {
     case activityEnd(ActivityEnd)
     case activityDismiss(id: String)
     case islandPress(IslandPress)
+    /// PR-11: a tap on StandBy's minimal presentation (it goes full screen).
+    case standbyTap(device: String)
     case clockSet(ClockSet)
     case clockAdvance(ClockAdvance)
     case configSet(ConfigSet)
@@ -43,6 +45,7 @@ public enum Command: Sendable, Hashable {
         "app.rotatePushToStartToken", "app.upsert", "apns.keyDelete", "apns.keyPut", "push.ignore",
         "channel.broadcast", "channel.create", "channel.delete", "clock.advance", "clock.set", "config.set", "device.delete", "device.upsert", "island.press",
         "relevance.setWeights", "shortcut.delete", "shortcut.run", "shortcut.upsert", "stack.delete", "stack.upsert",
+        "standby.tap",
         "template.put", "widget.delete", "widget.interact", "widget.push", "widget.reload", "widget.setTimeline", "widget.upsert",
     ]
 }
@@ -55,6 +58,10 @@ public struct DeviceUpsert: Sendable, Hashable {
     public var locked: Bool?
     public var standby: Bool?
     public var nightMode: Bool?
+    /// LA-17: the display dimmed to Always-On (refused on a model without the display).
+    public var alwaysOn: Bool?
+    /// PR-11: `fullScreen` or `minimal` (a ``Device/StandByView`` raw value).
+    public var standbyView: String?
     /// WK-8 extension: the Home Screen tint (a CSS color; `""` clears it).
     public var tint: String?
     /// The iOS version the device runs (default the newest the catalog knows).

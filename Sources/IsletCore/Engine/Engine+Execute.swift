@@ -16,6 +16,7 @@ extension Engine {
         case .activityEnd(let end): return try self.receiveEnd(end)
         case .activityDismiss(let id): return try self.personDismisses(id)
         case .islandPress(let press): return try self.press(press)
+        case .standbyTap(let device): return try self.tapStandBy(device)
         case .clockSet(let set): return try self.setClock(set, wall: wall)
         case .clockAdvance(let advance): return try self.advanceClock(advance, wall: wall)
         case .configSet(let set): return self.setConfiguration(set)
@@ -74,11 +75,14 @@ extension Engine {
         if let locked = upsert.locked { device.locked = locked }
         if let standby = upsert.standby { device.standby = standby }
         if let nightMode = upsert.nightMode { device.nightMode = nightMode }
+        if let alwaysOn = upsert.alwaysOn { device.alwaysOn = alwaysOn }
+        if let view = upsert.standbyView.flatMap(Device.StandByView.init) { device.standbyView = view }
         if let tint = upsert.tint { device.tint = tint.isEmpty ? nil : tint }
         if let version = upsert.iosVersion { device.iosVersion = version }
         let rezoned = upsert.timeZone.map { $0 != device.timeZone } ?? false
         if let zone = upsert.timeZone { device.timeZone = zone }
         try Self.checkSoftware(device, upsert)
+        try Self.checkDisplay(device, upsert)
         if existing == nil, self.devices.count >= EngineLimits.devices {
             throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }

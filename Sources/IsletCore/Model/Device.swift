@@ -4,6 +4,14 @@ struct Device: Sendable, Hashable {
         case light, dark
     }
 
+    /// PR-11: how StandBy shows the top Live Activity.
+    enum StandByView: String, Sendable, Hashable, CaseIterable {
+        /// The Lock Screen presentation at 2×, filling the display (the default, and revision 1's only view).
+        case fullScreen
+        /// The minimal presentation at the top, beside the widgets; a tap goes full screen.
+        case minimal
+    }
+
     var id: String
     var model: DeviceModel
     var appearance = Appearance.light
@@ -12,6 +20,11 @@ struct Device: Sendable, Hashable {
     var nightMode = false
     /// LA-16: the app on the screen; its activities leave this device's island and banners.
     var foregroundApp: String?
+    /// LA-17: the display has dimmed to Always-On (only on models with the display; it shows
+    /// while the device is locked and not in StandBy).
+    var alwaysOn = false
+    /// PR-11: StandBy's view of the top Live Activity.
+    var standbyView = StandByView.fullScreen
     /// The iOS version it runs (default the newest); features gate on it (``Feature``).
     var iosVersion = IOSVersion.newest
     /// SS-7: the device's time zone (default UTC): its habits, hours and clock are local.
@@ -38,8 +51,13 @@ struct Device: Sendable, Hashable {
         self.model = model
     }
 
-    /// LA-14: Always-On (locked, in StandBy, Night Mode) allows no animations.
-    var isAlwaysOn: Bool { self.locked && self.standby && self.nightMode }
+    /// LA-17: the screen shows the Always-On Lock Screen: the switch is on, the device is locked,
+    /// and StandBy (a scene of its own, with its own Night Mode) is not showing. LA-14: no
+    /// animations then.
+    var showsAlwaysOn: Bool { self.alwaysOn && self.locked && !self.standby }
+
+    /// LA-17: the Lock Screen's effective appearance: Always-On renders it as in Dark Mode.
+    var lockScreenAppearance: Appearance { self.showsAlwaysOn ? .dark : self.appearance }
 
     func supports(_ feature: Feature) -> Bool { self.iosVersion >= feature.introduced }
 

@@ -21,6 +21,8 @@ extension Engine {
             "locked": .bool(device.locked),
             "standby": .bool(device.standby),
             "nightMode": .bool(device.nightMode),
+            "alwaysOn": .bool(device.alwaysOn),
+            "standbyView": .string(device.standbyView.rawValue),
             "scene": self.sceneJSON(device),
         ]
         return .object(object)
@@ -28,22 +30,26 @@ extension Engine {
 
     func sceneJSON(_ device: Device) -> JSONValue {
         let pick = self.sceneBase[device.id]
-        let background = device.appearance == .dark ? "#000000" : "#FFFFFF"
+        // LA-17: the Always-On Lock Screen renders as in Dark Mode, whatever the appearance.
+        let lockAppearance = device.lockScreenAppearance
+        let background = lockAppearance == .dark ? "#000000" : "#FFFFFF"
         let object: JSONObject = [
             "island": self.islandJSON(device, pick),
             "banner": device.banner.map { ["activity": .string($0.activity), "until": .string($0.until.rfc3339)] }
                 ?? .null,
             "lockScreen": [
                 "activities": .null, "widgets": .array(device.lockWidgets.map(JSONValue.string)),
-                "defaultBackground": .string(background),
+                "defaultBackground": .string(background), "appearance": .string(lockAppearance.rawValue),
             ],
+            "alwaysOn": .bool(device.showsAlwaysOn),
             "standby": self.standbyJSON(device, pick),
             "home": self.homeJSON(device),
             // PR-8: controls in expanded and Lock Screen slots work only when unlocked.
             "interactive": .bool(!device.locked),
-            // LA-14: custom animations up to maxAnimationSeconds, none in Always-On.
+            // LA-14: custom animations up to maxAnimationSeconds, none in Always-On (LA-17; StandBy's
+            // Night Mode only tints).
             "animations": [
-                "enabled": .bool(!device.isAlwaysOn), "maxSeconds": .number(self.configuration.maxAnimationSeconds),
+                "enabled": .bool(!device.showsAlwaysOn), "maxSeconds": .number(self.configuration.maxAnimationSeconds),
             ],
         ]
         return .object(object)
@@ -104,24 +110,29 @@ extension Engine {
     }
 
     /// PR-7: StandBy shows the top island activity's Lock Screen presentation at 2×; Night Mode
-    /// turns it red. WK-1: two `systemSmall` widgets sit side by side (`widgets`).
+    /// turns it red. PR-11: or, in the `minimal` view, that activity's minimal presentation at
+    /// the top beside the widgets. WK-1: two `systemSmall` widgets sit side by side (`widgets`).
     private func standbyJSON(_ device: Device, _ pick: IslandPick) -> JSONValue {
         guard device.standby else { return .null }
         let widgets = JSONValue.array(self.standbyWidgets(device).map(JSONValue.string))
-        guard let top = pick.primary else {
-            guard widgets != [] else { return .null }
-            return [
-                "activity": .null, "scale": 2, "night": .bool(device.nightMode),
-                "tint": device.nightMode ? "red" : .null,
-                "height": 0, "extendsBackground": false, "widgets": widgets,
-            ]
-        }
-        let scaled = self.activities[top.id].map { self.layout(of: $0).lockScreen.height * 2 } ?? 0
-        return [
-            "activity": .string(top.id), "scale": 2, "night": .bool(device.nightMode),
-            "tint": device.nightMode ? "red" : .null, "height": .number(scaled), "extendsBackground": true,
-            "widgets": widgets,
+        var object: JSONObject = [
+            "activity": .null, "scale": 2, "night": .bool(device.nightMode), "tint": device.nightMode ? "red" : .null,
+            "height": 0, "extendsBackground": false, "widgets": widgets,
+            "view": .string(device.standbyView.rawValue),
         ]
+        guard let top = pick.primary else {
+            return widgets == [] ? .null : .object(object)
+        }
+        object["activity"] = .string(top.id)
+        if device.standbyView == .minimal {
+            object["scale"] = 1
+            object["height"] = .number(DeviceModel.islandHeight)
+            object["width"] = .number(self.configuration.clampedMinimalWidth)
+        } else {
+            object["height"] = .number(self.activities[top.id].map { self.layout(of: $0).lockScreen.height * 2 } ?? 0)
+            object["extendsBackground"] = true
+        }
+        return .object(object)
     }
 
     /// The Home Screen: stacks with the widget on top, widgets outside stacks, and the WK-8

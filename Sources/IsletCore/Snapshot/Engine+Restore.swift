@@ -160,6 +160,12 @@ private func restoreDevice(_ reader: SnapshotReader) throws(APIError) -> Device 
     device.locked = try reader.bool("locked")
     device.standby = try reader.bool("standby")
     device.nightMode = try reader.bool("nightMode")
+    // Snapshots from before revision 2 have neither: the display was lit, StandBy full screen.
+    device.alwaysOn = try reader.optionalBool("alwaysOn") ?? false
+    if let text = try reader.optionalString("standbyView") {
+        guard let view = Device.StandByView(rawValue: text) else { throw reader.fail("standbyView") }
+        device.standbyView = view
+    }
     device.expansion = try reader.optionalNested("expansion").map(restoreExpansion)
     device.banner = try reader.optionalNested("banner").map(restoreExpansion)
     for id in try reader.strings("alertQueue") { device.alertQueue.append(id) }

@@ -75,6 +75,7 @@ func snapshotJSON(_ device: Device) -> JSONValue {
     var object: JSONObject = [
         "id": .string(device.id), "model": .string(device.model.id), "appearance": .string(device.appearance.rawValue),
         "locked": .bool(device.locked), "standby": .bool(device.standby), "nightMode": .bool(device.nightMode),
+        "alwaysOn": .bool(device.alwaysOn), "standbyView": .string(device.standbyView.rawValue),
         "expansion": device.expansion.map(snapshotJSON) ?? .null,
         "alertQueue": .array(device.alertQueue.elements.map(JSONValue.string)),
         "banner": device.banner.map(snapshotJSON) ?? .null,

@@ -36,6 +36,12 @@ struct SnapshotReader {
         return flag
     }
 
+    func optionalBool(_ key: String) throws(APIError) -> Bool? {
+        guard let value = self.object[key], value != .null else { return nil }
+        guard let flag = value.boolValue else { throw self.fail(key) }
+        return flag
+    }
+
     func double(_ key: String) throws(APIError) -> Double {
         guard let number = self.object[key]?.numberValue else { throw self.fail(key) }
         return number

@@ -6,15 +6,18 @@ import Testing
 /// what they were except where a revision-2 rule changed them (see revision-1/README.md).
 @Suite struct GoldenLogTests {
     /// A difference the revision allows: an operation kind on paths matching `pattern`
-    /// (`*` is one path segment), and the rule or addition that explains it.
+    /// (`*` is one path segment), with only the new `value` when one is given, and the rule or
+    /// addition that explains it.
     struct Allowed {
         var kind: PatchOperation.Kind
         var pattern: [Substring]
+        var value: JSONValue?
         var reason: String
 
-        init(_ kind: PatchOperation.Kind, _ pattern: String, _ reason: String) {
+        init(_ kind: PatchOperation.Kind, _ pattern: String, value: JSONValue? = nil, _ reason: String) {
             self.kind = kind
             self.pattern = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
+            self.value = value
             self.reason = reason
         }
 
@@ -22,6 +25,7 @@ import Testing
             let segments = Array(
                 operation.path.description.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
             guard operation.kind == self.kind, segments.count == self.pattern.count else { return false }
+            if let value = self.value, operation.value != value { return false }
             return zip(segments, self.pattern).allSatisfy { $1 == "*" || $0 == $1 }
         }
     }
@@ -51,12 +55,23 @@ import Testing
             .replace, "/devices/*/scene/island/compact", "LA-15: another device's island shows its own"),
         Allowed(
             .replace, "/devices/*/scene/standby", "LA-15: StandBy shows the device's own top activity"),
+        Allowed(
+            .replace, "/activities/*/content/relevanceScore", value: 0,
+            "LA-18: an update without relevanceScore now means 0, not the previous score"),
         // WK-10: every widget asked its provider when it was added, once more than before.
         Allowed(.replace, "/widgets/*/reload/count", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/lastAt", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/lastReason", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/pending", "WK-10"),
         Allowed(.replace, "/widgets/*/reload/pendingSince", "WK-10"),
+        Allowed(.add, "/devices/*/alwaysOn", "new switch (LA-17): old logs never dim the display"),
+        Allowed(.add, "/devices/*/standbyView", "new switch (PR-11): fullScreen, revision 1's only StandBy view"),
+        Allowed(.add, "/devices/*/scene/alwaysOn", "new field: whether the Always-On Lock Screen shows (LA-17)"),
+        Allowed(.add, "/devices/*/scene/lockScreen/appearance", "new field: the Lock Screen's appearance (LA-17)"),
+        Allowed(.add, "/devices/*/scene/standby/view", "new field: StandBy's view of the activity (PR-11)"),
+        Allowed(
+            .replace, "/devices/*/scene/animations/enabled", value: true,
+            "LA-14 revised by LA-17: StandBy's Night Mode (locked) is not Always-On, so animations run"),
     ]
 
     static func lines(_ name: String, from file: String = #filePath) throws -> [JSONValue] {

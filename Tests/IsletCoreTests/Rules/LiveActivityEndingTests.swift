@@ -134,14 +134,14 @@ import Testing
         #expect(sim.state(of: "a3") == "ended")
     }
 
-    @Test("LA-14 animations last at most 2 s and stop in Always-On (locked, StandBy, Night Mode)")
+    @Test("LA-14 animations last at most 2 s and stop in Always-On (LA-17: locked and dimmed), not in Night Mode")
     func la14Animations() throws {
         var sim = Simulation()
         try sim.setUp()
         #expect(sim.get("/devices/d1/scene/animations") == ["enabled": true, "maxSeconds": 2])
-        try sim.run(["type": "device.upsert", "id": "d1", "locked": true, "standby": true])
+        try sim.run(["type": "device.upsert", "id": "d1", "locked": true, "standby": true, "nightMode": true])
         #expect(sim.get("/devices/d1/scene/animations/enabled") == true)
-        try sim.run(["type": "device.upsert", "id": "d1", "nightMode": true])
+        try sim.run(["type": "device.upsert", "id": "d1", "standby": false, "alwaysOn": true])
         #expect(sim.get("/devices/d1/scene/animations/enabled") == false)
         try sim.run(["type": "config.set", "values": ["maxAnimationSeconds": 1.5]])
         #expect(sim.get("/devices/d1/scene/animations/maxSeconds") == 1.5)

@@ -205,7 +205,7 @@ import Testing
         #expect(
             sim.get("/devices/d1/scene/standby") == [
                 "activity": "a2", "scale": 2, "night": false, "tint": nil, "height": 320, "extendsBackground": true,
-                "widgets": [],
+                "widgets": [], "view": "fullScreen",
             ])
         try sim.run(["type": "device.upsert", "id": "d1", "nightMode": true])
         #expect(sim.get("/devices/d1/scene/standby/night") == true)
