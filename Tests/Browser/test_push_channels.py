@@ -83,7 +83,7 @@ def test_channel_created_subscribed_broadcast_and_deleted_from_the_push_panel(br
     browser.find_element(By.ID, "tab-composer").click()
     wait_for(browser, lambda d: d.execute_script(
         "return [...document.getElementById('composer-activity').options].find((o) => o.value === 'order-2')?.text"
-    ) == f"Coffee · order-2 (active) · channel {channel[:8]}…")
+    ) == f"Coffee · order-2 (active) · on phone · channel {channel[:8]}…")
     browser.find_element(By.ID, "tab-apns").click()
 
     # Broadcast from the composer: the channel's counts and last message, the activity's new content.

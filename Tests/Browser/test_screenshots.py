@@ -106,9 +106,11 @@ def test_screenshots(start_server):
             else:
                 # An alerting update: a device without an island shows a banner (LA-10).
                 set_device(server, device, locked=False, standby=False)
-                coffee = next(a for a in server.state("/activities").values() if a["app"] == "com.example.coffee")
-                status, _ = server.request("PATCH", f"/v1/activities/{coffee['id']}",
-                                           {"content": {"state": coffee["content"]["state"]}, "alert": {"title": "Coffee", "body": "Order update"}})
+                # LA-15: an activity of this phone (the demo's SE runs the ride).
+                own = next(a for a in server.state("/activities").values()
+                           if a.get("device") == device and a["activityState"] == "active")
+                status, _ = server.request("PATCH", f"/v1/activities/{own['id']}",
+                                           {"content": {"state": own["content"]["state"]}, "alert": {"title": "Update", "body": "On the way"}})
                 assert status == 200
                 for appearance in ("light", "dark"):
                     set_device(server, device, appearance=appearance)
