@@ -78,16 +78,18 @@ struct FuzzTests {
                 let bytes = mutator.mutate(message.encoded)
                 do {
                     try client.send(opcode: TestWebSocketClient.Frame.text, payload: bytes)
-                    try client.send(text: #"{"op":"ping","id":"fence"}"#)
+                    // The fence is an (empty, refused) command: its reply follows every earlier
+                    // command's result, which a ping's pong, answered at once, would not.
+                    try client.send(text: #"{"op":"command","id":"fence","commands":[]}"#)
                     var refused = false
                     while true {
                         let reply = try client.readJSON()
                         #expect(reply["type"]?.stringValue != nil)
+                        if reply["type"] == "error", reply["id"] == "fence" { break }
                         if reply["type"] == "error" {
                             #expect(reply["error"]?["code"]?.stringValue != nil)
                             refused = true
                         }
-                        if reply["type"] == "pong", reply["id"] == "fence" { break }
                     }
                     if refused {
                         let after = try await server.withServer { $0.position.revision }
