@@ -96,7 +96,7 @@ extension Engine {
             self.changes.scenes[upsert.id, default: SceneChange()].island = true
         }
         if let app = upsert.foregroundApp { self.bringToForeground(app.isEmpty ? nil : app, on: upsert.id) }
-        if existing?.iosVersion != device.iosVersion { self.syncPushToStartTokens() }
+        if existing?.iosVersion != device.iosVersion { self.syncPushToStartTokens(onDevice: upsert.id) }
         // SS-7: the device's hours moved; its stacks re-rank on the new grid.
         if rezoned { for stack in device.homeStacks { self.requestEvaluation(of: stack) } }
         // WK-1, WK-8: sizes follow the model; rendering modes follow the tint and StandBy.
@@ -132,7 +132,7 @@ extension Engine {
         self.indexes.removeDevice(id)
         self.sceneBase.islands[id] = nil
         self.changes.devices.insert(id)
-        self.syncPushToStartTokens()
+        self.syncPushToStartTokens(onDevice: id)
         return [:]
     }
 

@@ -23,14 +23,31 @@ extension Engine {
         return named
     }
 
-    /// Brings every app's push-to-start tokens in line with the devices (after a device came,
-    /// went or changed its iOS version).
-    /// - Complexity: O(apps × devices × declared types).
-    mutating func syncPushToStartTokens() {
-        for id in self.apps.keys.sorted() where self.apps[id]?.attributesTypes.isEmpty == false
-            || self.apps[id]?.pushToStartTokens.isEmpty == false
-        {
-            self.syncPushToStartTokens(of: id)
+    /// Brings every app's push-to-start tokens on one device in line with it, after the device
+    /// came, went (then it is no longer in `devices`) or changed its iOS version: a token per
+    /// declared type while it supports push-to-start (iOS 17.2), none otherwise.
+    /// - Complexity: O(apps × declared types), whatever the number of devices.
+    mutating func syncPushToStartTokens(onDevice deviceID: String) {
+        let supported = self.devices[deviceID]?.supports(.pushToStart) == true
+        for id in self.apps.keys.sorted() {
+            guard var app = self.apps[id], !app.attributesTypes.isEmpty else { continue }
+            var changed = false
+            for type in app.attributesTypes {
+                let key = PushToStartKey(device: deviceID, attributesType: type)
+                if supported, app.pushToStartTokens[key] == nil {
+                    let typed = PushToStartToken(token: self.derivedToken(app, key, generation: 0), generation: 0)
+                    app.pushToStartTokens[key] = typed
+                    self.tokens[typed.token] = .pushToStart(app: id, device: deviceID, attributesType: type)
+                    changed = true
+                } else if !supported, let typed = app.pushToStartTokens[key] {
+                    self.tokens[typed.token] = nil
+                    app.pushToStartTokens[key] = nil
+                    changed = true
+                }
+            }
+            guard changed else { continue }
+            self.apps[id] = app
+            self.changes.apps.insert(id)
         }
     }
 
