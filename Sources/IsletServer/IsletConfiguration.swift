@@ -56,11 +56,16 @@ public struct IsletConfiguration: Sendable, Equatable {
         /// (`--idle-timeout`; 0: never): an HTTP/2 connection once nothing was received or
         /// written and no reply was owed for that long (GOAWAY first). Default 60.
         public var idleTimeoutSeconds: Int
+        /// Write coalescing (`--ws-write-delay`): patches wait up to this many milliseconds so
+        /// that those of one connection within the delay leave in one `send`. 0 (the default):
+        /// every patch is written at once. At most 1000.
+        public var writeDelayMilliseconds: Int
 
         public init(
             historyRevisions: Int = 1024, historyBytes: Int = 8 << 20, slowConsumerTimeout: Duration = .seconds(30),
-            pingSeconds: Int = 30, idleTimeoutSeconds: Int = 60
+            pingSeconds: Int = 30, idleTimeoutSeconds: Int = 60, writeDelayMilliseconds: Int = 0
         ) {
+            self.writeDelayMilliseconds = writeDelayMilliseconds
             self.historyRevisions = historyRevisions
             self.historyBytes = historyBytes
             self.slowConsumerTimeout = slowConsumerTimeout
@@ -357,6 +362,9 @@ public struct IsletConfiguration: Sendable, Equatable {
             && !(1..<self.stream.idleTimeoutSeconds ~= self.stream.pingSeconds && self.stream.idleTimeoutSeconds <= 65535)
         {
             problems.append(.init("idle-timeout", "must be 0 (never) or longer than the ping interval, at most 65535 s"))
+        }
+        if !(0...1000).contains(self.stream.writeDelayMilliseconds) {
+            problems.append(.init("ws-write-delay", "must be from 0 (off) to 1000 milliseconds"))
         }
         if self.stream.slowConsumerTimeout <= .zero {
             problems.append(.init("slow-consumer-timeout", "must be positive"))

@@ -159,7 +159,9 @@ public final class IsletServer {
                     certificatePath: $0.certificatePath, keyPath: $0.keyPath, port: $0.port,
                     handshakeTimeout: $0.handshakeTimeout, idleTimeout: .seconds(configuration.stream.idleTimeoutSeconds))
             },
-            webSocketCompression: configuration.webSocketCompression, pingIntervalSeconds: configuration.stream.pingSeconds,
+            webSocketCompression: configuration.webSocketCompression,
+            webSocketWriteDelay: .milliseconds(configuration.stream.writeDelayMilliseconds),
+            pingIntervalSeconds: configuration.stream.pingSeconds,
             idleTimeoutSeconds: configuration.stream.idleTimeoutSeconds,
             maxConnections: configuration.limits.connections)
     }

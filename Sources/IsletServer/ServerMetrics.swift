@@ -15,6 +15,8 @@ final class ServerMetrics {
     private let bytesReceived: CoreMetrics.Counter
     private let bytesSent: CoreMetrics.Counter
     private let connectionsAccepted: CoreMetrics.Counter
+    private let webSocketMessagesSent: CoreMetrics.Counter
+    private let webSocketWrites: CoreMetrics.Counter
     private let openWebSockets: CoreMetrics.Gauge
     private let openHTTPConnections: CoreMetrics.Gauge
     private let simulations: CoreMetrics.Gauge
@@ -48,6 +50,9 @@ final class ServerMetrics {
         self.bytesReceived = CoreMetrics.Counter(label: "islet_bytes_received_total", factory: self.factory)
         self.bytesSent = CoreMetrics.Counter(label: "islet_bytes_sent_total", factory: self.factory)
         self.connectionsAccepted = CoreMetrics.Counter(label: "islet_connections_accepted_total", factory: self.factory)
+        self.webSocketMessagesSent = CoreMetrics.Counter(
+            label: "islet_websocket_messages_sent_total", factory: self.factory)
+        self.webSocketWrites = CoreMetrics.Counter(label: "islet_websocket_writes_total", factory: self.factory)
         self.openWebSockets = CoreMetrics.Gauge(label: "islet_websocket_connections", factory: self.factory)
         self.openHTTPConnections = CoreMetrics.Gauge(label: "islet_http_connections", factory: self.factory)
         self.simulations = CoreMetrics.Gauge(label: "islet_simulations", factory: self.factory)
@@ -135,6 +140,9 @@ final class ServerMetrics {
         self.bytesReceived.increment(by: Int64(statistics.bytesReceived - self.copied.bytesReceived))
         self.bytesSent.increment(by: Int64(statistics.bytesSent - self.copied.bytesSent))
         self.connectionsAccepted.increment(by: Int64(statistics.connectionsAccepted - self.copied.connectionsAccepted))
+        self.webSocketMessagesSent.increment(
+            by: Int64(statistics.webSocketMessagesSent - self.copied.webSocketMessagesSent))
+        self.webSocketWrites.increment(by: Int64(statistics.webSocketWrites - self.copied.webSocketWrites))
         self.limitCounter("connections").increment(
             by: Int64(statistics.connectionRefusals - self.copied.connectionRefusals))
         self.openWebSockets.record(statistics.openWebSockets)

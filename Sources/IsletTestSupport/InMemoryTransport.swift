@@ -113,6 +113,18 @@ public final class InMemoryTransport: Transport {
         return .queued
     }
 
+    public func broadcast(_ message: WebSocketMessage, to connections: Set<ConnectionID>) -> BroadcastResult {
+        var result = BroadcastResult()
+        for id in connections.sorted() {
+            switch self.send(message, to: id) {
+            case .queued: result.queued += 1
+            case .overCap: result.overCap.append(id)
+            case .notOpen: break
+            }
+        }
+        return result
+    }
+
     public func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String) {
         guard self.open.contains(connection), self.closes[connection] == nil else { return }
         self.closes[connection] = (code, reason)

@@ -26,17 +26,20 @@ struct OutboundQueue {
     private var headOffset = 0
     /// Bytes queued and not yet handed to the socket.
     private(set) var queuedBytes = 0
+    /// `messages.count`, kept beside the deque's reference: the fan-out asks every connection
+    /// whether its queue is empty, and this answers without reading the deque's storage.
+    private(set) var count = 0
 
     init(capBytes: Int) { self.capBytes = capBytes }
 
-    var isEmpty: Bool { self.messages.isEmpty }
-    var count: Int { self.messages.count }
+    var isEmpty: Bool { self.count == 0 }
 
     /// Appends a message unless that would exceed the cap (see the type's note).
     mutating func enqueue(_ message: WebSocketMessage) -> EnqueueResult {
         let size = message.bytes.count
         if !self.messages.isEmpty && self.queuedBytes + size > self.capBytes { return .overCap }
         self.messages.append(message)
+        self.count += 1
         self.queuedBytes += size
         return .queued
     }
@@ -51,11 +54,27 @@ struct OutboundQueue {
             bytes: bytes[self.headOffset..<end])
     }
 
+    /// The message at `index` from the head, if there is one.
+    func message(at index: Int) -> WebSocketMessage? {
+        index < self.messages.count ? self.messages[index] : nil
+    }
+
+    /// Whether part of the head message was written already (it must be finished in fragments).
+    var isHeadStarted: Bool { self.headOffset > 0 }
+
+    /// Records that the first `count` messages, none of them started, were written whole.
+    mutating func removeFirst(_ count: Int) {
+        precondition(self.headOffset == 0 && count <= self.messages.count)
+        for _ in 0..<count { self.queuedBytes -= self.messages.removeFirst().bytes.count }
+        self.count -= count
+    }
+
     /// Records that `chunk` (from `nextChunk`) was written.
     mutating func consume(_ chunk: Chunk) {
         self.queuedBytes -= chunk.bytes.count
         if chunk.isLast {
             self.messages.removeFirst()
+            self.count -= 1
             self.headOffset = 0
         } else {
             self.headOffset += chunk.bytes.count
@@ -77,6 +96,7 @@ struct OutboundQueue {
             }
         }
         self.messages = kept
+        self.count = kept.count
         self.queuedBytes -= dropped
         return dropped
     }

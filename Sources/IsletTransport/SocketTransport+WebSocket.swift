@@ -20,7 +20,7 @@ extension SocketTransport {
         if self.exchanges.removeValue(forKey: id) != nil { self.statistics.openHTTPConnections -= 1 }
         self.sockets[id] = WebSocketState(
             id: id, connection: connection, outboundCap: self.configuration.outboundCapBytes,
-            messageLimit: self.configuration.maxMessageBytes)
+            messageLimit: self.configuration.maxMessageBytes, framesItself: !self.configuration.webSocketCompression)
         self.statistics.openWebSockets += 1
         self.delegate?.transport(self, didOpen: id, upgrade: upgrade)
         return .proceed
@@ -46,7 +46,7 @@ extension SocketTransport {
             return .proceed
         }
         let (verdict, written) = state.writeNext(buffer: self.writeBuffer)
-        self.statistics.bytesSent += UInt64(written)
+        self.count(written)
         return verdict
     }
 
@@ -77,10 +77,75 @@ extension SocketTransport {
         if !self.configuration.webSocketCompression, !self.isDeliveringMessage,
             state.writeNow(message, buffer: self.writeBuffer)
         {
-            self.statistics.bytesSent += UInt64(message.bytes.count)
+            self.count(WebSocketState.Written(writes: 1, messages: 1, bytes: message.bytes.count))
             return .queued
         }
         return state.enqueue(message)
+    }
+
+    @discardableResult
+    public func broadcast(_ message: WebSocketMessage, to connections: Set<ConnectionID>) -> BroadcastResult {
+        var result = BroadcastResult()
+        func count(_ sent: SendResult, _ id: ConnectionID) {
+            switch sent {
+            case .queued: result.queued += 1
+            case .overCap: result.overCap.append(id)
+            case .notOpen: break
+            }
+        }
+        if self.configuration.webSocketCompression || self.isDeliveringMessage {
+            for id in connections { count(self.send(message, to: id), id) }
+        } else if self.configuration.webSocketWriteDelay > .zero {
+            for id in connections {
+                guard let state = self.sockets[id] else { continue }
+                let (sent, newlyHeld) = state.hold(message)
+                if newlyHeld { self.scheduleRelease(of: id) }
+                count(sent, id)
+            }
+        } else {
+            let framed = WebSocketFraming.framed(message)
+            framed.withUnsafeBytes { framed in
+                for id in connections {
+                    guard let state = self.sockets[id] else { continue }
+                    if state.writeNow(framed: framed) {
+                        self.count(WebSocketState.Written(writes: 1, messages: 1, bytes: message.bytes.count))
+                        result.queued += 1
+                    } else {
+                        count(state.enqueue(message), id)
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    private func count(_ written: WebSocketState.Written) {
+        self.statistics.bytesSent += UInt64(written.bytes)
+        self.statistics.webSocketMessagesSent += UInt64(written.messages)
+        self.statistics.webSocketWrites += UInt64(written.writes)
+    }
+
+    /// Releases connection `id`'s held messages when the write delay has passed (one timer for
+    /// all: the delay is the same for every connection, so releases fall due in order).
+    private func scheduleRelease(of id: ConnectionID) {
+        let due = ContinuousClock.now + self.configuration.webSocketWriteDelay
+        self.held.append((due, id))
+        if self.held.count == 1 { self.armReleaseTimer(after: self.configuration.webSocketWriteDelay) }
+    }
+
+    private func armReleaseTimer(after delay: Duration) {
+        self.loop.scheduleTimer(after: delay) { [weak self] in self?.releaseDue() }
+    }
+
+    private func releaseDue() {
+        let now = ContinuousClock.now
+        // libuv's timers count whole milliseconds from the turn's start: take what is due within one.
+        while let first = self.held.first, first.due <= now + .milliseconds(1) {
+            self.held.removeFirst()
+            guard let state = self.sockets[first.id] else { continue }
+            self.count(state.release(buffer: self.writeBuffer))
+        }
+        if let next = self.held.first { self.armReleaseTimer(after: next.due - now) }
     }
 
     public func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String) {

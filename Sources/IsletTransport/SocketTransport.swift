@@ -1,4 +1,5 @@
 public import Logging
+import DequeModule
 
 /// The real transport: libwebsockets (HTTP/1.1 and WebSockets) on an `EventLoop`.
 ///
@@ -37,6 +38,8 @@ public final class SocketTransport: Transport {
     /// that arrived before the message, and writes it first from the next writable callback.
     var isDeliveringMessage = false
     var isAccepting = true
+    /// Connections holding messages for the write delay, by when to release them (in order).
+    var held: Deque<(due: ContinuousClock.Instant, id: ConnectionID)> = []
     private var shutdown: ShutdownState?
     /// Connections counted in `maxConnections`, and those accepted beyond it, which are not
     /// served until there is room (each request meanwhile is refused, so the client is told).
@@ -63,7 +66,7 @@ public final class SocketTransport: Transport {
         self.writeBuffer = WriteBuffer(capacity: max(configuration.writeChunkBytes, 4096))
         self.lws = try LWSContext(
             loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096,
-            compression: configuration.webSocketCompression, logger: logger)
+            txPacketBytes: self.writeBuffer.capacity + WebSocketFraming.maxHeaderBytes, compression: configuration.webSocketCompression, logger: logger)
         self.lws.handler = self
         do {
             let idle = configuration.idleTimeoutSeconds > 0

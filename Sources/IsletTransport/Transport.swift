@@ -11,6 +11,11 @@ public protocol Transport: AnyObject {
     @discardableResult
     func send(_ message: WebSocketMessage, to connection: ConnectionID) -> SendResult
 
+    /// Sends one message to many WebSockets, as `send(_:to:)` would to each (a fan-out). The
+    /// transport may frame it once for all, and hold it for its write delay.
+    @discardableResult
+    func broadcast(_ message: WebSocketMessage, to connections: Set<ConnectionID>) -> BroadcastResult
+
     /// Closes a WebSocket with `code` after its queued messages have been written.
     func close(_ connection: ConnectionID, code: WebSocketCloseCode, reason: String)
 

@@ -64,6 +64,12 @@ public struct TransportConfiguration: Sendable {
     /// Compression happens per connection at write time, so the same message queued to many
     /// connections is deflated once per connection: it trades server CPU for bandwidth.
     public var webSocketCompression: Bool
+    /// Write coalescing (off at `.zero`, the default): a broadcast message waits up to this long
+    /// in its connection's queue, so that the messages broadcast to a connection within the
+    /// delay leave in one `send` (like Centrifugo's `write_delay`). It trades latency for
+    /// server CPU per message. Replies (`send`) are never delayed; one flushes what waits ahead
+    /// of it. Not applied with `webSocketCompression`.
+    public var webSocketWriteDelay: Duration
     /// A WebSocket silent this long (seconds) is pinged; any connection silent for
     /// `idleTimeoutSeconds` is closed (0 for both: never). A PONG is a sign of life.
     public var pingIntervalSeconds: Int
@@ -78,7 +84,7 @@ public struct TransportConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, subprotocols: [String] = [],
         maxRequestBodyBytes: Int = 256 * 1024, maxMessageBytes: Int = 64 * 1024,
         outboundCapBytes: Int = 1024 * 1024, writeChunkBytes: Int = 64 * 1024, extraHeaderNames: [String] = [],
-        tls: TLS? = nil, webSocketCompression: Bool = false, pingIntervalSeconds: Int = 0, idleTimeoutSeconds: Int = 0,
+        tls: TLS? = nil, webSocketCompression: Bool = false, webSocketWriteDelay: Duration = .zero, pingIntervalSeconds: Int = 0, idleTimeoutSeconds: Int = 0,
         maxConnections: Int = 10_000
     ) {
         self.maxConnections = maxConnections
@@ -94,5 +100,6 @@ public struct TransportConfiguration: Sendable {
         self.writeChunkBytes = writeChunkBytes
         self.extraHeaderNames = extraHeaderNames
         self.webSocketCompression = webSocketCompression
+        self.webSocketWriteDelay = webSocketWriteDelay
     }
 }

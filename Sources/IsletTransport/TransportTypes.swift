@@ -172,6 +172,15 @@ public enum WebSocketMessage: Sendable, Equatable {
     }
 }
 
+/// What a broadcast did: how many connections took the message, and which refused it for
+/// being over their cap (connections not open are skipped).
+public struct BroadcastResult: Sendable, Equatable {
+    public var queued = 0
+    public var overCap: [ConnectionID] = []
+
+    public init() {}
+}
+
 /// A WebSocket close code (RFC 6455 §7.4, plus Islet's application range 4000–4999).
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt16
@@ -213,6 +222,10 @@ public enum SendResult: Sendable, Equatable {
 public struct TransportStatistics: Sendable, Equatable {
     public var bytesReceived: UInt64 = 0
     public var bytesSent: UInt64 = 0
+    /// WebSocket messages handed to sockets, and the writes (`send` calls) that carried them:
+    /// with write coalescing, or a queue drained after a backlog, one write carries several.
+    public var webSocketMessagesSent: UInt64 = 0
+    public var webSocketWrites: UInt64 = 0
     public var connectionsAccepted: UInt64 = 0
     /// Connections served now (those `maxConnections` counts).
     public var openConnections: Int = 0

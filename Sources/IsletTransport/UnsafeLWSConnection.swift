@@ -28,13 +28,20 @@ final class WriteBuffer {
 
     /// Copies `bytes` after the headroom and returns the pointer to pass to lws_write.
     func load(_ bytes: ArraySlice<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        precondition(bytes.count <= self.capacity, "write larger than the write buffer")
+        self.load(bytes, at: 0)
+        return self.payload
+    }
+
+    /// Copies `bytes` to `offset` bytes after the headroom; returns the offset after them.
+    @discardableResult
+    func load(_ bytes: ArraySlice<UInt8>, at offset: Int) -> Int {
+        precondition(offset + bytes.count <= self.capacity, "write larger than the write buffer")
         bytes.withUnsafeBytes { source in
             if let address = source.baseAddress {
-                self.payload.update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count)
+                (self.payload + offset).update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count)
             }
         }
-        return self.payload
+        return offset + bytes.count
     }
 }
 
@@ -205,6 +212,18 @@ struct LWSConnection {
         let initial = chunk.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
         let flags = islet_lws_write_ws_flags(Int32(initial.rawValue), chunk.isFirst ? 1 : 0, chunk.isLast ? 1 : 0)
         return lws_write(self.wsi, payload, chunk.bytes.count, lws_write_protocol(rawValue: UInt32(flags))) >= 0
+    }
+
+    /// Writes bytes that are already WebSocket frames (`WebSocketFraming`), in one lws_write.
+    ///
+    /// libwebsockets 4.1.6's WebSocket role passes an `LWS_WRITE_HTTP` write straight to
+    /// `lws_issue_raw` (`rops_write_role_protocol_ws`), which sends the bytes as they are and keeps
+    /// what the socket does not take, to send before any later write. No LWS_PRE headroom is
+    /// needed, so the bytes are written from where they are. Returns false on failure.
+    func writeFrames(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        let pointer = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        return lws_write(self.wsi, pointer, bytes.count, LWS_WRITE_HTTP) >= 0
     }
 
     /// True while libwebsockets holds bytes of an earlier write it could not send yet.

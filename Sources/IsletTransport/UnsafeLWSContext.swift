@@ -31,9 +31,12 @@ final class LWSContext {
     ///   - protocolNames: Protocols in table order; the first also serves plain HTTP and
     ///     WebSockets that offer no subprotocol.
     ///   - rxBufferBytes: The piece size lws delivers received WebSocket data in.
+    ///   - txPacketBytes: The most lws hands the socket in one `send` (0: `rxBufferBytes`); more
+    ///     is kept by lws and sent from later writable callbacks.
     ///   - compression: Offer and accept permessage-deflate on the vhost.
     init(
-        loop: EventLoop, protocolNames: [String], rxBufferBytes: Int, compression: Bool = false, logger: Logger
+        loop: EventLoop, protocolNames: [String], rxBufferBytes: Int, txPacketBytes: Int = 0, compression: Bool = false,
+        logger: Logger
     ) throws(TransportError) {
         loop.preconditionInEventLoop()
         self.loop = loop
@@ -47,7 +50,7 @@ final class LWSContext {
             (self.protocols + index).initialize(
                 to: lws_protocols(
                     name: cName, callback: isletLWSCallback, per_session_data_size: 0,
-                    rx_buffer_size: rxBufferBytes, id: 0, user: nil, tx_packet_size: 0))
+                    rx_buffer_size: rxBufferBytes, id: 0, user: nil, tx_packet_size: txPacketBytes))
         }
         // The 4.1.6 terminator: a zeroed entry (LWS_PROTOCOL_LIST_TERM does not exist there).
         (self.protocols + protocolNames.count).initialize(to: lws_protocols())

@@ -101,7 +101,8 @@ extension WebSocketClientPool: LWSEvents {
     func webSocketOpened(_ connection: LWSConnection) -> LWSVerdict {
         guard let id = connection.id, self.connecting.remove(id) != nil else { return .close }
         self.sockets[id] = WebSocketState(
-            id: id, connection: connection, outboundCap: 64 * 1024 * 1024, messageLimit: self.messageLimit)
+            id: id, connection: connection, outboundCap: 64 * 1024 * 1024, messageLimit: self.messageLimit,
+            framesItself: false)
         self.delegate?.client(self, didOpen: id)
         return .proceed
     }

@@ -17,12 +17,27 @@ final class WebSocketState {
     /// Set when we fail the connection (a message over the limit, invalid UTF-8): the receive
     /// callback must return `.close`, and later pieces are dropped.
     private(set) var isFailing = false
+    /// Whole messages are framed here (`WebSocketFraming`) and written as raw bytes, several
+    /// per `send` when queued: a server connection without permessage-deflate.
+    let framesItself: Bool
+    /// Messages wait in the queue for the write delay to end (`hold`), with no writable
+    /// callback armed.
+    private(set) var isHeld = false
 
-    init(id: ConnectionID, connection: LWSConnection, outboundCap: Int, messageLimit: Int) {
+    init(id: ConnectionID, connection: LWSConnection, outboundCap: Int, messageLimit: Int, framesItself: Bool) {
         self.id = id
         self.connection = connection
         self.outbound = OutboundQueue(capBytes: outboundCap)
         self.assembler = MessageAssembler(limitBytes: messageLimit)
+        self.framesItself = framesItself
+    }
+
+    /// What a write handed to the socket: `send` calls (lws_write), whole messages finished,
+    /// payload bytes.
+    struct Written: Equatable {
+        var writes = 0
+        var messages = 0
+        var bytes = 0
     }
 
     /// Queues a message and arms one writable callback.
@@ -31,6 +46,38 @@ final class WebSocketState {
         guard self.outbound.enqueue(message) == .queued else { return .overCap }
         self.requestWritable()
         return .queued
+    }
+
+    /// Queues a message to leave with the next flush of the write delay: no writable callback
+    /// is armed until `release`, so the messages of the delay leave together.
+    /// - Returns: The result, and whether the connection was not held before (its flush must
+    ///   be scheduled).
+    func hold(_ message: WebSocketMessage) -> (SendResult, newlyHeld: Bool) {
+        guard self.pendingClose == nil else { return (.notOpen, false) }
+        guard self.outbound.enqueue(message) == .queued else { return (.overCap, false) }
+        guard !self.isHeld, !self.writableRequested else { return (.queued, false) }
+        self.isHeld = true
+        return (.queued, true)
+    }
+
+    /// The write delay ended: writes what is queued, as many whole messages per `send` as the
+    /// buffer holds, at once if the socket can take it, else from writable callbacks.
+    /// - Returns: What was written now.
+    func release(buffer: WriteBuffer) -> Written {
+        guard self.isHeld else { return Written() }
+        self.isHeld = false
+        guard !self.outbound.isEmpty else { return Written() }
+        guard !self.writableRequested, !self.sentClose, !self.connection.hasBufferedOutput else {
+            self.requestWritable()
+            return Written()
+        }
+        let (written, ok) = self.writeWholeMessages(buffer: buffer)
+        if !ok {
+            self.connection.closeSoon()
+        } else if !self.outbound.isEmpty || self.pendingClose != nil || self.wantsDrainNotice {
+            self.requestWritable()
+        }
+        return written
     }
 
     /// Messages up to this size may be written at once, outside a writable callback.
@@ -42,12 +89,59 @@ final class WebSocketState {
     /// does not take (at most this one message) and sends it before any later write.
     /// - Returns: false when the message must be queued instead.
     func writeNow(_ message: WebSocketMessage, buffer: WriteBuffer) -> Bool {
-        guard self.outbound.isEmpty, !self.writableRequested, self.pendingClose == nil, !self.sentClose,
-            message.bytes.count <= min(Self.directWriteLimit, buffer.capacity), !self.connection.hasBufferedOutput
+        guard self.canWriteNow,
+            message.bytes.count <= min(Self.directWriteLimit, buffer.capacity - WebSocketFraming.maxHeaderBytes)
         else { return false }
-        let chunk = OutboundQueue.Chunk(isText: message.isText, isFirst: true, isLast: true, bytes: message.bytes[...])
-        if !self.connection.writeWebSocket(chunk, buffer: buffer) { self.connection.closeSoon() }
+        let written: Bool
+        if self.framesItself {
+            let header = WebSocketFraming.writeHeader(
+                payload: message.bytes.count, isText: message.isText, to: buffer.payload)
+            _ = buffer.load(message.bytes[...], at: header)
+            written = self.connection.writeFrames(
+                UnsafeRawBufferPointer(start: buffer.payload, count: header + message.bytes.count))
+        } else {
+            let chunk = OutboundQueue.Chunk(
+                isText: message.isText, isFirst: true, isLast: true, bytes: message.bytes[...])
+            written = self.connection.writeWebSocket(chunk, buffer: buffer)
+        }
+        if !written { self.connection.closeSoon() }
         return true
+    }
+
+    /// `writeNow` for a message already framed (`WebSocketFraming.framed`), written from where
+    /// it is: the fan-out frames a message once for all its connections.
+    func writeNow(framed: UnsafeRawBufferPointer) -> Bool {
+        guard self.framesItself, self.canWriteNow, framed.count <= Self.directWriteLimit + WebSocketFraming.maxHeaderBytes
+        else { return false }
+        if !self.connection.writeFrames(framed) { self.connection.closeSoon() }
+        return true
+    }
+
+    /// Nothing is queued, held, buffered by lws or awaited: a write now keeps the order.
+    private var canWriteNow: Bool {
+        self.outbound.isEmpty && !self.writableRequested && self.pendingClose == nil && !self.sentClose
+            && !self.connection.hasBufferedOutput
+    }
+
+    /// Frames the queue's leading whole messages into `buffer`, as many as fit, and writes them
+    /// in one `send`. Returns what left, and false when the write failed.
+    private func writeWholeMessages(buffer: WriteBuffer) -> (Written, ok: Bool) {
+        var used = 0
+        var payloadBytes = 0
+        var count = 0
+        while let message = self.outbound.message(at: count) {
+            let size = message.bytes.count
+            let header = WebSocketFraming.headerBytes(payload: size)
+            guard used + header + size <= buffer.capacity else { break }
+            WebSocketFraming.writeHeader(payload: size, isText: message.isText, to: buffer.payload + used)
+            used = buffer.load(message.bytes[...], at: used + header)
+            payloadBytes += size
+            count += 1
+        }
+        guard count > 0 else { return (Written(), true) }
+        let ok = self.connection.writeFrames(UnsafeRawBufferPointer(start: buffer.payload, count: used))
+        self.outbound.removeFirst(count)
+        return (Written(writes: 1, messages: count, bytes: payloadBytes), ok)
     }
 
     /// Asks for a close frame after the queued messages.
@@ -120,26 +214,36 @@ final class WebSocketState {
         self.requestWritable()
     }
 
-    /// The writable callback: one frame (or fragment) of the queue, else the close frame.
-    /// Returns the verdict and the payload bytes written.
-    func writeNext(buffer: WriteBuffer) -> (LWSVerdict, Int) {
+    /// The writable callback: the queue's leading whole messages in one `send` (as many as the
+    /// buffer holds, when this side frames its own messages), or one frame or fragment, else
+    /// the close frame. Returns the verdict and what was written.
+    func writeNext(buffer: WriteBuffer) -> (LWSVerdict, Written) {
         self.writableRequested = false
+        self.isHeld = false
         if self.isFailing && !self.sentClose, let close = self.pendingClose {
             self.sentClose = true
-            guard self.connection.writeClose(close.code, close.reason, buffer: buffer) else { return (.close, 0) }
+            guard self.connection.writeClose(close.code, close.reason, buffer: buffer) else { return (.close, Written()) }
             self.connection.closeSoon()
-            return (.proceed, 0)
+            return (.proceed, Written())
+        }
+        if self.framesItself, !self.outbound.isHeadStarted {
+            let (written, ok) = self.writeWholeMessages(buffer: buffer)
+            guard ok else { return (.close, written) }
+            if written.messages > 0 {
+                if !self.outbound.isEmpty || self.pendingClose != nil || self.wantsDrainNotice { self.requestWritable() }
+                return (.proceed, written)
+            }
         }
         if let chunk = self.outbound.nextChunk(maxBytes: buffer.capacity) {
-            guard self.connection.writeWebSocket(chunk, buffer: buffer) else { return (.close, 0) }
+            guard self.connection.writeWebSocket(chunk, buffer: buffer) else { return (.close, Written()) }
             self.outbound.consume(chunk)
             if !self.outbound.isEmpty || self.pendingClose != nil || self.wantsDrainNotice { self.requestWritable() }
-            return (.proceed, chunk.bytes.count)
+            return (.proceed, Written(writes: 1, messages: chunk.isLast ? 1 : 0, bytes: chunk.bytes.count))
         }
-        guard let close = self.pendingClose, !self.sentClose else { return (.proceed, 0) }
+        guard let close = self.pendingClose, !self.sentClose else { return (.proceed, Written()) }
         self.closeCode = close.code
         self.sentClose = true
-        return (self.connection.writeClose(close.code, close.reason, buffer: buffer) ? .proceed : .close, 0)
+        return (self.connection.writeClose(close.code, close.reason, buffer: buffer) ? .proceed : .close, Written())
     }
 
     /// The peer's close frame arrived: the answer to ours ends the connection; otherwise lws

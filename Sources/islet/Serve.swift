@@ -17,7 +17,7 @@ struct Serve: AsyncParsableCommand {
             ISLET_TLS_PORT, ISLET_TLS_HANDSHAKE_TIMEOUT, ISLET_HISTORY_REVISIONS, ISLET_HISTORY_BYTES,
             ISLET_SLOW_CONSUMER_TIMEOUT, ISLET_RATE_LIMIT, ISLET_RATE_BURST, ISLET_VIRTUAL_CLOCK, ISLET_DEMO,
             ISLET_DB, ISLET_DURABILITY, ISLET_SNAPSHOT_EVERY, ISLET_SNAPSHOT_INTERVAL, ISLET_STORE_WRITER,
-            ISLET_WS_COMPRESSION (1 or true), ISLET_APNS_STRICT (1 or true), ISLET_MAX_SIMULATIONS,
+            ISLET_WS_COMPRESSION (1 or true), ISLET_WS_WRITE_DELAY, ISLET_APNS_STRICT (1 or true), ISLET_MAX_SIMULATIONS,
             ISLET_MAX_CONNECTIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
@@ -75,6 +75,10 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Seconds of silence after which a WebSocket is pinged (ISLET_WS_PING). Default: 30.")
     var wsPing: Int?
+
+    @Option(
+        help: "Milliseconds a patch may wait so that a connection's patches within it leave in one send; 0: off (ISLET_WS_WRITE_DELAY). Default: 0.")
+    var wsWriteDelay: Int?
 
     @Option(
         help: "Seconds of silence (no PONG to the ping; for HTTP/2, no frame) after which any connection is closed; 0: never (ISLET_IDLE_TIMEOUT). Default: 60.")
@@ -238,6 +242,9 @@ struct Serve: AsyncParsableCommand {
         if let seconds: Int = try self.wsPing ?? environment.number("ISLET_WS_PING") {
             configuration.stream.pingSeconds = seconds
         }
+        if let milliseconds: Int = try self.wsWriteDelay ?? environment.number("ISLET_WS_WRITE_DELAY") {
+            configuration.stream.writeDelayMilliseconds = milliseconds
+        }
         if let seconds: Int = try self.idleTimeout ?? environment.number("ISLET_IDLE_TIMEOUT") {
             configuration.stream.idleTimeoutSeconds = seconds
         }
@@ -362,6 +369,7 @@ private func describe(_ configuration: IsletConfiguration) -> String {
     stream.slowConsumerTimeout: \(configuration.stream.slowConsumerTimeout)
     ws-ping: \(configuration.stream.pingSeconds)
     idle-timeout: \(configuration.stream.idleTimeoutSeconds)
+    ws-write-delay: \(configuration.stream.writeDelayMilliseconds)
     rateLimit.commandsPerSecond: \(configuration.rateLimit.commandsPerSecond)
     rateLimit.burst: \(configuration.rateLimit.burst)
     limits.httpBodyBytes: \(configuration.limits.httpBodyBytes)

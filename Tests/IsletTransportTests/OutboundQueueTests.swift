@@ -97,3 +97,22 @@ struct MessageAssemblerTests {
                 == .message(.text(Array(repeating: 0, count: 10))))
     }
 }
+
+@Suite("Outbound queue, whole messages")
+struct OutboundQueueWholeMessageTests {
+    @Test("messages are read in place and removed whole from the head")
+    func wholeMessages() {
+        var queue = OutboundQueue(capBytes: 1000)
+        _ = queue.enqueue(.text([1, 2, 3]))
+        _ = queue.enqueue(.binary([4]))
+        _ = queue.enqueue(.text([5, 6]))
+        #expect(queue.message(at: 1) == .binary([4]))
+        #expect(queue.message(at: 3) == nil)
+        #expect(!queue.isHeadStarted)
+        queue.removeFirst(2)
+        #expect(queue.queuedBytes == 2)
+        #expect(queue.message(at: 0) == .text([5, 6]))
+        if let chunk = queue.nextChunk(maxBytes: 1) { queue.consume(chunk) }
+        #expect(queue.isHeadStarted)
+    }
+}

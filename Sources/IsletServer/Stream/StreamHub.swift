@@ -335,6 +335,7 @@ final class StreamHub {
     private func fanOut(_ revision: Revision, in world: SimulationStream) {
         var whole: [UInt8]?
         var encoded: [[PatchOperation]: [UInt8]] = [:]
+        var slow: [ConnectionID] = []
         for (key, members) in world.groups {
             let bytes: [UInt8]
             switch PatchFilter.filter(revision.ops, paths: key.paths, existed: { world.presence.existed($0) }) {
@@ -350,15 +351,12 @@ final class StreamHub {
                     encoded[ops] ?? StreamMessages.patch(rev: revision.rev, encodedOps: ops.encoded, simulation: world.id)
                 encoded[ops] = bytes
             }
-            let message = WebSocketMessage.text(bytes)
-            for id in members {
-                guard let connection = self.connections[id], !connection.dropping else { continue }
-                switch self.transport.send(message, to: id) {
-                case .queued: self.counters.patchFrames += 1
-                case .overCap: self.slowConsumer(connection)
-                case .notOpen: break
-                }
-            }
+            let sent = self.transport.broadcast(.text(bytes), to: members)
+            self.counters.patchFrames += UInt64(sent.queued)
+            slow += sent.overCap
+        }
+        for id in slow {
+            if let connection = self.connections[id] { self.slowConsumer(connection) }
         }
     }
 

@@ -1,0 +1,97 @@
+import IsletTestSupport
+import Testing
+
+@testable import IsletTransport
+
+/// Two echo clients, each known open once its first message came back.
+private func readyClients(port: Int) throws -> [TestWebSocketClient] {
+    try (0..<2).map { _ in
+        let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+        try client.send(text: "ready")
+        _ = try client.readFrame()
+        return client
+    }
+}
+
+@Suite("Broadcast and write coalescing")
+struct WriteCoalescingTests {
+    @Test("server frames: 2-, 4- and 10-byte headers, FIN set, unmasked, payload after")
+    func framing() {
+        for (size, header) in [(0, 2), (125, 2), (126, 4), (65535, 4), (65536, 10)] {
+            let payload = [UInt8](repeating: 0x61, count: size)
+            let framed = WebSocketFraming.framed(.text(payload))
+            #expect(WebSocketFraming.headerBytes(payload: size) == header)
+            #expect(framed.count == header + size)
+            #expect(framed[0] == 0x81)
+            #expect(framed[1] & 0x80 == 0)
+            let length: Int
+            switch header {
+            case 2: length = Int(framed[1])
+            case 4: length = Int(framed[2]) << 8 | Int(framed[3])
+            default: length = framed[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            }
+            #expect(length == size)
+            #expect(Array(framed[header...]) == payload)
+        }
+        #expect(WebSocketFraming.framed(.binary([1, 2]))[0] == 0x82)
+    }
+
+    @Test("a broadcast reaches every connection in order, one write per message without a delay")
+    func broadcastAtOnce() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let clients = try readyClients(port: port)
+            let (before, results) = try await loop.submit {
+                let before = box.transport.statistics
+                let ids = Set(box.delegate.opened)
+                let results = ["one", "two", "three"].map { box.transport.broadcast(.text(Array($0.utf8)), to: ids) }
+                return (before, results)
+            }
+            #expect(results.allSatisfy { $0.queued == 2 && $0.overCap.isEmpty })
+            for client in clients { #expect(try (0..<3).map { _ in try client.readText() } == ["one", "two", "three"]) }
+            let after = try await loop.submit { box.transport.statistics }
+            #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
+            #expect(after.webSocketWrites - before.webSocketWrites == 6)
+        }
+    }
+
+    @Test("with a write delay, a connection's messages within it leave in one write, in order")
+    func coalesced() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.webSocketWriteDelay = .milliseconds(200)
+        try await withEchoTransport(configuration) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let clients = try readyClients(port: port)
+            let (before, held) = try await loop.submit {
+                let before = box.transport.statistics
+                let ids = Set(box.delegate.opened)
+                for text in ["one", "two", "three"] { box.transport.broadcast(.text(Array(text.utf8)), to: ids) }
+                return (before, box.transport.statistics)
+            }
+            #expect(held.webSocketWrites == before.webSocketWrites)
+            for client in clients { #expect(try (0..<3).map { _ in try client.readText() } == ["one", "two", "three"]) }
+            let after = try await loop.submit { box.transport.statistics }
+            #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
+            #expect(after.webSocketWrites - before.webSocketWrites == 2)
+        }
+    }
+
+    @Test("a reply is not delayed: it takes the held messages along, in order")
+    func replyFlushes() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.webSocketWriteDelay = .milliseconds(1000)
+        try await withEchoTransport(configuration) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [], timeout: .milliseconds(900))
+            try client.send(text: "ready")
+            _ = try client.readFrame()
+            try await loop.submit {
+                let id = box.delegate.opened[0]
+                box.transport.broadcast(.text(Array("patch".utf8)), to: [id])
+                box.transport.send(.text(Array("reply".utf8)), to: id)
+            }
+            #expect(try client.readText() == "patch")
+            #expect(try client.readText() == "reply")
+        }
+    }
+}
