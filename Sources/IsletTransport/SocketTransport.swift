@@ -4,8 +4,9 @@ import DequeModule
 /// The real transport: libwebsockets (HTTP/1.1 and WebSockets) on an `EventLoop`.
 ///
 /// Create it on the loop thread; every method must be called on that thread. It reports
-/// requests and WebSocket events to its delegate and writes only from libwebsockets'
-/// writable callbacks, one `lws_write` per callback, from per-connection queues with a cap.
+/// requests and WebSocket events to its delegate. A small message to a connection with nothing
+/// queued is written at once; anything else waits in the connection's queue (with a cap) for
+/// libwebsockets' writable callback, which writes as many whole frames as fit in one `send`.
 ///
 /// ```swift
 /// loop.execute {
