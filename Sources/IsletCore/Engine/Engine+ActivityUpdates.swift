@@ -154,12 +154,15 @@ struct DeliveryOutcome: Sendable, Hashable {
 }
 
 extension Engine {
+    /// Parsed once: every update checks its state against the render budget.
+    private static let contentStatePointer: JSONPointer = "/content/state"
+
     /// Why rendering `state` with the activity's templates would be over budget, if it would.
     fileprivate func renderBudgetProblem(_ activity: Activity, state: JSONObject) -> APIError? {
         do throws(APIError) {
             try self.checkRenderBudget(
                 app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
-                field: "/content/state")
+                field: Self.contentStatePointer)
             return nil
         } catch {
             return error

@@ -41,27 +41,27 @@ extension Engine {
     /// Asks for a reload of a widget no earlier than `notBefore`.
     /// - Returns: the instant it happens or will happen; `nil` when a budget of 0 forbids it.
     mutating func requestReload(_ id: String, reason: String, notBefore: Instant) -> Instant? {
-        guard var widget = self.widgets[id] else { return nil }
+        guard let slot = self.widgets.slot(of: id), var widget = self.widgets[slot: slot] else { return nil }
         // WK-11: a reload asked for (not a timeline policy's) while the app is on its widget's
         // device's screen is free, so it happens at once.
         let inForeground = widget.device.flatMap { self.devices[$0]?.foregroundApp } == widget.app
         let charged = WidgetReloadRequest.chargedReasons.contains(reason) && !(inForeground && reason != "policy")
         guard charged else {
             // WK-4, WK-9: free reloads happen at once and satisfy any reload that was waiting.
-            self.perform(&widget, reason: reason, charged: false)
-            self.commit(widget)
+            self.perform(&widget, slot: slot, reason: reason, charged: false)
+            self.commit(widget, slot: slot)
             return self.now
         }
         guard let earliest = self.earliestChargedReload(widget, notBefore: notBefore) else { return nil }
         if let waiting = widget.reload.scheduled, waiting.at <= earliest { return waiting.at }
         if earliest <= self.now {
-            self.perform(&widget, reason: reason, charged: true)
+            self.perform(&widget, slot: slot, reason: reason, charged: true)
         } else {
-            let sequence = self.scheduler.schedule(.widgetReload(widget: self.widgets.slot(of: id)!), at: earliest)
+            let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
             widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
             widget.dirty.insert(.reload)
         }
-        self.commit(widget)
+        self.commit(widget, slot: slot)
         return earliest
     }
 
@@ -93,13 +93,13 @@ extension Engine {
             widget.reload.scheduled = ScheduledReload(
                 at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
         } else {
-            self.perform(&widget, reason: waiting.reason, charged: waiting.charged)
+            self.perform(&widget, slot: slot, reason: waiting.reason, charged: waiting.charged)
         }
-        self.commit(widget)
+        self.commit(widget, slot: slot)
     }
 
     /// WK-6: the reload happens: the widget waits for its provider.
-    private mutating func perform(_ widget: inout Widget, reason: String, charged: Bool) {
+    private mutating func perform(_ widget: inout Widget, slot: Int32, reason: String, charged: Bool) {
         widget.dirty.insert(.reload)
         widget.reload.pending = true
         widget.reload.pendingSince = widget.reload.pendingSince ?? self.now
@@ -109,17 +109,17 @@ extension Engine {
         widget.reload.scheduled = nil
         if charged {
             widget.reload.charges.append(self.now)
-            if widget.reload.chargeExpiryDeadline == nil { self.armChargeExpiry(&widget) }
+            if widget.reload.chargeExpiryDeadline == nil { self.armChargeExpiry(&widget, slot: slot) }
         }
     }
 
-    private mutating func armChargeExpiry(_ widget: inout Widget) {
+    private mutating func armChargeExpiry(_ widget: inout Widget, slot: Int32) {
         guard let oldest = widget.reload.charges.first else {
             widget.reload.chargeExpiryDeadline = nil
             return
         }
         widget.reload.chargeExpiryDeadline = self.scheduler.schedule(
-            .widgetChargeExpiry(widget: self.widgets.slot(of: widget.id)!),
+            .widgetChargeExpiry(widget: slot),
             at: oldest.adding(milliseconds: millisecondsPerDay))
     }
 
@@ -129,8 +129,8 @@ extension Engine {
         let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
         widget.reload.charges.removeAll { $0 <= cutoff }
         widget.dirty.insert(.reload)
-        self.armChargeExpiry(&widget)
-        self.commit(widget)
+        self.armChargeExpiry(&widget, slot: slot)
+        self.commit(widget, slot: slot)
     }
 
 }

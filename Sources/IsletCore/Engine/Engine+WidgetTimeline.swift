@@ -144,7 +144,10 @@ extension Widget {
             index = currentIndex(entries, at: instant) ?? 0
         }
         while index + 1 < entries.count, entries[index + 1].date <= instant { index += 1 }
-        let linksChanged = self.shownLinks != self.timeline.links[index]
+        // Most timelines have no links: then neither lookup (two hashes per transition) is needed.
+        let linksChanged =
+            (self.timeline.links.isEmpty && self.held?.links == nil)
+            ? false : self.shownLinks != self.timeline.links[index]
         self.current = index
         self.held = nil
         self.changedAt = instant

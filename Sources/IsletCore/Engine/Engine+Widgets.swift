@@ -134,6 +134,16 @@ extension Engine {
         self.widgets[widget.id] = widget
     }
 
+    /// ``commit(_:)`` for a widget whose slot the caller holds (no lookup of its id).
+    mutating func commit(_ widget: Widget, slot: Int32) {
+        var widget = widget
+        if widget.touchMark != self.revisionMark {
+            widget.touchMark = self.revisionMark
+            self.changes.widgets.append(widget.id)
+        }
+        self.widgets.modify(slot: slot) { $0 = widget }
+    }
+
     /// Lists a widget in the change set (once) with the document members that changed,
     /// optionally asking for a new rendering.
     mutating func touchWidget(_ id: String, _ members: WidgetMembers, render: Bool) {

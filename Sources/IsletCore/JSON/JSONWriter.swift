@@ -79,20 +79,25 @@ public struct JSONWriter: Sendable {
         self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
     }
 
+    /// Two-character escapes are appended byte by byte: rendered HTML has a quote in every
+    /// attribute, so this runs dozens of times per widget of a large patch.
     private mutating func writeEscaped(_ byte: UInt8) {
+        let short: UInt8
         switch byte {
-        case UInt8(ascii: "\""): self.writeRaw("\\\"")
-        case UInt8(ascii: "\\"): self.writeRaw("\\\\")
-        case 0x0A: self.writeRaw("\\n")
-        case 0x0D: self.writeRaw("\\r")
-        case 0x09: self.writeRaw("\\t")
-        case 0x08: self.writeRaw("\\b")
-        case 0x0C: self.writeRaw("\\f")
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): short = byte
+        case 0x0A: short = UInt8(ascii: "n")
+        case 0x0D: short = UInt8(ascii: "r")
+        case 0x09: short = UInt8(ascii: "t")
+        case 0x08: short = UInt8(ascii: "b")
+        case 0x0C: short = UInt8(ascii: "f")
         default:
             self.writeRaw("\\u00")
             self.bytes.append(hexDigit(byte >> 4))
             self.bytes.append(hexDigit(byte & 0x0F))
+            return
         }
+        self.bytes.append(UInt8(ascii: "\\"))
+        self.bytes.append(short)
     }
 
     // Elements are read in place through buffer pointers: iterating, or even subscripting the
