@@ -17,7 +17,8 @@ enum RecoveryLogBuilder {
     }
 
     /// The first revision creates the world (3 devices, 3 apps in the foreground, `activities`
-    /// coffee deliveries); then, per revision: 85 % an `activity.update` (new status, ETA and
+    /// coffee deliveries on the two island devices, so that both have an island to press, LA-15);
+    /// then, per revision: 85 % an `activity.update` (new status, ETA and
     /// relevance score), 5 % a device lock toggle, 5 % an app foreground toggle, 4 % a press on
     /// the Dynamic Island (it expands, then collapses at a deadline), 1 % a one-second
     /// `clock.advance`. The engine runs on a paused virtual clock. No snapshot is written at the
@@ -80,7 +81,7 @@ enum RecoveryLogBuilder {
         }
         for index in 0..<activities {
             commands.append([
-                "type": "activity.request", "id": .string("a\(index)"), "app": "coffee",
+                "type": "activity.request", "id": .string("a\(index)"), "app": "coffee", "device": .string("d\(index % 2)"),
                 "attributesType": "CoffeeDeliveryAttributes", "attributes": ["orderNumber": .string("A-\(index)")],
                 "content": ["state": ["status": "received", "eta": 20]],
             ])
