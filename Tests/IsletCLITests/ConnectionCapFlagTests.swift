@@ -5,19 +5,11 @@ import Testing
 /// the environment, and checked.
 @Suite("islet serve: --max-connections")
 struct ConnectionCapFlagTests {
-    private func printedConfig(_ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
-        let process = try IsletProcess(arguments: ["serve", "--print-config"] + arguments, environment: environment)
-        var lines: [String] = []
-        while let line = try process.readLine() { lines.append(line) }
-        #expect(try process.waitForExit() == 0)
-        return lines
-    }
-
     @Test("the cap defaults to 10,000 and is set by the flag or ISLET_MAX_CONNECTIONS (the flag wins)")
     func printConfig() throws {
-        #expect(try self.printedConfig([]).contains("max-connections: 10000"))
-        #expect(try self.printedConfig([], environment: ["ISLET_MAX_CONNECTIONS": "7"]).contains("max-connections: 7"))
-        let both = try self.printedConfig(["--max-connections", "5"], environment: ["ISLET_MAX_CONNECTIONS": "7"])
+        #expect(try printedServeConfig([]).contains("max-connections: 10000"))
+        #expect(try printedServeConfig([], environment: ["ISLET_MAX_CONNECTIONS": "7"]).contains("max-connections: 7"))
+        let both = try printedServeConfig(["--max-connections", "5"], environment: ["ISLET_MAX_CONNECTIONS": "7"])
         #expect(both.contains("max-connections: 5"))
     }
 

@@ -5,19 +5,11 @@ import Testing
 /// the environment (the flag wins), and checked.
 @Suite("islet serve: --ws-write-delay")
 struct WriteDelayFlagTests {
-    private func printedConfig(_ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
-        let process = try IsletProcess(arguments: ["serve", "--print-config"] + arguments, environment: environment)
-        var lines: [String] = []
-        while let line = try process.readLine() { lines.append(line) }
-        #expect(try process.waitForExit() == 0)
-        return lines
-    }
-
     @Test("off by default; set by the flag or ISLET_WS_WRITE_DELAY")
     func printConfig() throws {
-        #expect(try self.printedConfig([]).contains("ws-write-delay: 0"))
-        #expect(try self.printedConfig([], environment: ["ISLET_WS_WRITE_DELAY": "5"]).contains("ws-write-delay: 5"))
-        let both = try self.printedConfig(["--ws-write-delay", "20"], environment: ["ISLET_WS_WRITE_DELAY": "5"])
+        #expect(try printedServeConfig([]).contains("ws-write-delay: 0"))
+        #expect(try printedServeConfig([], environment: ["ISLET_WS_WRITE_DELAY": "5"]).contains("ws-write-delay: 5"))
+        let both = try printedServeConfig(["--ws-write-delay", "20"], environment: ["ISLET_WS_WRITE_DELAY": "5"])
         #expect(both.contains("ws-write-delay: 20"))
     }
 
