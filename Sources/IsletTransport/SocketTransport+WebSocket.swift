@@ -96,10 +96,11 @@ extension SocketTransport {
         if self.configuration.webSocketCompression || self.isDeliveringMessage {
             for id in connections { count(self.send(message, to: id), id) }
         } else if self.configuration.webSocketWriteDelay > .zero {
+            let due = ContinuousClock.now + self.configuration.webSocketWriteDelay
             for id in connections {
                 guard let state = self.sockets[id] else { continue }
                 let (sent, newlyHeld) = state.hold(message)
-                if newlyHeld { self.scheduleRelease(of: id) }
+                if newlyHeld { self.scheduleRelease(of: id, at: due) }
                 count(sent, id)
             }
         } else {
@@ -127,8 +128,7 @@ extension SocketTransport {
 
     /// Releases connection `id`'s held messages when the write delay has passed (one timer for
     /// all: the delay is the same for every connection, so releases fall due in order).
-    private func scheduleRelease(of id: ConnectionID) {
-        let due = ContinuousClock.now + self.configuration.webSocketWriteDelay
+    private func scheduleRelease(of id: ConnectionID, at due: ContinuousClock.Instant) {
         self.held.append((due, id))
         if self.held.count == 1 { self.armReleaseTimer(after: self.configuration.webSocketWriteDelay) }
     }

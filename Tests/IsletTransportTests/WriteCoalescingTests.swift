@@ -36,44 +36,46 @@ struct WriteCoalescingTests {
         #expect(WebSocketFraming.framed(.binary([1, 2]))[0] == 0x82)
     }
 
-    @Test("a broadcast reaches every connection in order, one write per message without a delay")
-    func broadcastAtOnce() async throws {
-        try await withEchoTransport { loop, box in
-            let port = try await loop.submit { box.transport.boundPort }
-            let clients = try readyClients(port: port)
-            let (before, results) = try await loop.submit {
-                let before = box.transport.statistics
-                let ids = Set(box.delegate.opened)
-                let results = ["one", "two", "three"].map { box.transport.broadcast(.text(Array($0.utf8)), to: ids) }
-                return (before, results)
-            }
-            #expect(results.allSatisfy { $0.queued == 2 && $0.overCap.isEmpty })
-            for client in clients { #expect(try (0..<3).map { _ in try client.readText() } == ["one", "two", "three"]) }
-            let after = try await loop.submit { box.transport.statistics }
-            #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
-            #expect(after.webSocketWrites - before.webSocketWrites == 6)
-        }
-    }
-
-    @Test("with a write delay, a connection's messages within it leave in one write, in order")
-    func coalesced() async throws {
-        var configuration = TransportConfiguration(port: 0)
-        configuration.webSocketWriteDelay = .milliseconds(200)
+    /// Broadcasts three messages to two ready clients in one loop job, checks that each reads
+    /// them in order, and returns the transport's statistics before, right after the job, and
+    /// at the end.
+    private static func broadcastThree(
+        _ configuration: TransportConfiguration
+    ) async throws -> (before: TransportStatistics, held: TransportStatistics, after: TransportStatistics) {
+        var figures: (TransportStatistics, TransportStatistics, TransportStatistics)!
         try await withEchoTransport(configuration) { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
             let clients = try readyClients(port: port)
             let (before, held) = try await loop.submit {
                 let before = box.transport.statistics
                 let ids = Set(box.delegate.opened)
-                for text in ["one", "two", "three"] { box.transport.broadcast(.text(Array(text.utf8)), to: ids) }
+                for text in ["one", "two", "three"] {
+                    let result = box.transport.broadcast(.text(Array(text.utf8)), to: ids)
+                    #expect(result.queued == 2 && result.overCap.isEmpty)
+                }
                 return (before, box.transport.statistics)
             }
-            #expect(held.webSocketWrites == before.webSocketWrites)
             for client in clients { #expect(try (0..<3).map { _ in try client.readText() } == ["one", "two", "three"]) }
-            let after = try await loop.submit { box.transport.statistics }
-            #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
-            #expect(after.webSocketWrites - before.webSocketWrites == 2)
+            figures = (before, held, try await loop.submit { box.transport.statistics })
         }
+        return figures
+    }
+
+    @Test("a broadcast reaches every connection in order, one write per message without a delay")
+    func broadcastAtOnce() async throws {
+        let (before, _, after) = try await Self.broadcastThree(TransportConfiguration(port: 0))
+        #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
+        #expect(after.webSocketWrites - before.webSocketWrites == 6)
+    }
+
+    @Test("with a write delay, a connection's messages within it leave in one write, in order")
+    func coalesced() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.webSocketWriteDelay = .milliseconds(200)
+        let (before, held, after) = try await Self.broadcastThree(configuration)
+        #expect(held.webSocketWrites == before.webSocketWrites)
+        #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
+        #expect(after.webSocketWrites - before.webSocketWrites == 2)
     }
 
     @Test("a reply is not delayed: it takes the held messages along, in order")
