@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import IsletStore
@@ -20,6 +21,22 @@ struct AccessTests {
             }
             let again = try openLog(path, access: .exclusive)
             #expect(again.lastSequence == 3)
+        }
+    }
+
+    @Test("A log closed while another thread spawns processes opens again at once: a child's copy of the lock is waited out")
+    func reopenWhileSpawning() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file("islet.sqlite")
+            let spawner = Spawner()
+            spawner.start()
+            defer { spawner.stop() }
+            for round: UInt64 in 1...300 {
+                let log = try openLog(path, access: .exclusive)
+                try log.append(records(round...round))
+            }
+            #expect(spawner.stop() > 0)
+            #expect(try openLog(path, access: .readOnly).lastSequence == 300)
         }
     }
 
@@ -95,5 +112,33 @@ struct GenesisSnapshotTests {
         try kept.writeSnapshot(sequence: 20, instant: 0, payload: [2])
         try kept.compact(keepingRecords: 25, reclaimingSpace: false)
         #expect(try kept.snapshotSequences() == [0, 20], "every record is kept, so the genesis snapshot is too")
+    }
+}
+
+/// Runs `/bin/true` over and over on a thread of its own until stopped, the way tests that drive
+/// CLI processes do beside store tests in one test process.
+private final class Spawner: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let spawned = Atomic<Int>(0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            while !self.stopping.load(ordering: .relaxed) {
+                let child = Process()
+                child.executableURL = URL(fileURLWithPath: "/bin/true")
+                guard (try? child.run()) != nil else { break }
+                child.waitUntilExit()
+                self.spawned.add(1, ordering: .relaxed)
+            }
+            self.finished.signal()
+        }
+    }
+
+    /// Stops the loop, waits for its last child, and returns how many ran.
+    @discardableResult
+    func stop() -> Int {
+        if !self.stopping.exchange(true, ordering: .relaxed) { self.finished.wait() }
+        return self.spawned.load(ordering: .relaxed)
     }
 }
