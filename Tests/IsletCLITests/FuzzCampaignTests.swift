@@ -35,6 +35,28 @@ struct FuzzCampaignTests {
         var description: String { "\(self.inputs) inputs: \(self.accepted) accepted, \(self.refused) refused, \(self.closed) connections closed by the server" }
     }
 
+    /// Where the campaign is, so that an error which stops it (a reply that never came) names
+    /// the phase and the input that preceded it.
+    final class Progress: CustomStringConvertible {
+        var phase = "set-up"
+        var inputs = 0
+        var last: [UInt8] = []
+        /// What the phase was waiting for, when it has more than one wait per input.
+        var step = ""
+
+        func note(_ phase: String, input: Int, _ bytes: [UInt8]) {
+            self.phase = phase
+            self.inputs = input
+            self.last = bytes
+            self.step = ""
+        }
+
+        var description: String {
+            "\(self.phase), input \(self.inputs)\(self.step.isEmpty ? "" : " (\(self.step))"), after "
+                + String(decoding: self.last.prefix(400), as: UTF8.self).debugDescription
+        }
+    }
+
     @Test(
         "100,000 generated inputs: the server stays up, refusals change nothing, and a kill -9 restart replays",
         .enabled(
@@ -59,9 +81,21 @@ struct FuzzCampaignTests {
             let results = try #require(try setUp.json()["results"]?.arrayValue)
             let tokens = results.compactMap { $0["pushToStartToken"]?.stringValue } + results.compactMap { $0["pushToken"]?.stringValue }
 
-            let rest = try Self.rest(port: port, commands: &commands, tokens: tokens, process: process)
-            let stream = try Self.stream(port: port, commands: &commands, process: process)
-            let raw = try Self.raw(port: port, process: process)
+            let progress = Progress()
+            let (rest, stream, raw): (Tally, Tally, Tally)
+            do {
+                rest = try Self.rest(port: port, commands: &commands, tokens: tokens, process: process, progress: progress)
+                stream = try Self.stream(port: port, commands: &commands, process: process, progress: progress)
+                raw = try Self.raw(port: port, process: process, progress: progress)
+            } catch {
+                // The server's counters while it still runs, then its output (read to its end).
+                let metrics = (try? TestHTTP.request(port: port, "/metrics").text) ?? "no answer"
+                let websocket = metrics.split(separator: "\n").filter { $0.hasPrefix("islet_websocket") }
+                process.send(signal: SIGKILL)
+                throw TestClientError(
+                    "\(progress): \(error)\nthe server's WebSocket counters: \(websocket.joined(separator: "; "))"
+                        + "\nits last output: \(process.standardError().suffix(3000))")
+            }
             let (status, output) = try runProcess(
                 PythonTools.python,
                 [
@@ -91,7 +125,9 @@ struct FuzzCampaignTests {
 
     /// Mutated bodies on the mutating routes (REST, resource sugar, APNs), one keep-alive
     /// connection (a new one when the server closes it).
-    static func rest(port: Int, commands: inout RandomCommands, tokens: [String], process: IsletProcess) throws -> Tally {
+    static func rest(
+        port: Int, commands: inout RandomCommands, tokens: [String], process: IsletProcess, progress: Progress
+    ) throws -> Tally {
         var mutator = JSONMutator(random: SplitMix64(seed: Self.seed))
         var tally = Tally()
         var connection = try TestHTTPConnection(port: port)
@@ -124,6 +160,7 @@ struct FuzzCampaignTests {
                     (method, path, headers, body) = ("POST", "/1/apps/coffee/channels", [], mutate(create))
                 }
                 tally.inputs += 1
+                progress.note("REST \(method) \(path)", input: tally.inputs, body)
                 let reply: TestHTTPResponse
                 do {
                     reply = try connection.request(method, path, headers: headers, body: body)
@@ -152,7 +189,7 @@ struct FuzzCampaignTests {
     /// connection) by an empty command batch: it is refused, changing nothing, and its error is
     /// ordered after the replies of every command sent before it, which wait for their commit
     /// (a ping's pong would not wait).
-    static func stream(port: Int, commands: inout RandomCommands, process: IsletProcess) throws -> Tally {
+    static func stream(port: Int, commands: inout RandomCommands, process: IsletProcess, progress: Progress) throws -> Tally {
         var mutator = JSONMutator(random: SplitMix64(seed: Self.seed ^ 0x5EED))
         var tally = Tally()
         var client = try TestWebSocketClient.connect(port: port)
@@ -167,9 +204,18 @@ struct FuzzCampaignTests {
             var replies = Replies()
             /// Reads every reply up to the fence's.
             func drain() throws {
+                progress.step = "reading the replies up to the fence"
                 try client.send(text: fence)
                 while true {
-                    let reply = try client.readJSON()
+                    let reply: JSONValue
+                    do { reply = try client.readJSON() } catch {
+                        // Slow or lost: a reply that comes within another minute was slow.
+                        let waited = ContinuousClock.now
+                        client.timeout = .seconds(60)
+                        let late = try? client.readJSON()
+                        progress.step += late.map { ", then \($0) came \(waited.duration(to: .now)) later" } ?? ", and nothing came in a minute more"
+                        throw error
+                    }
                     if reply["type"] == "error", reply["id"] == "fence" { return }
                     replies.note(reply)
                 }
@@ -181,16 +227,20 @@ struct FuzzCampaignTests {
                     : templates[index % templates.count]
                 tally.inputs += 1
                 let bytes = index % 4 == 2 ? message.encoded : mutator.mutate(message.encoded)
+                progress.note("stream", input: tally.inputs, bytes)
                 // Invalid UTF-8 closes the connection (1007) at once: first every reply in flight
                 // is read, then the connection is replaced.
                 if String(validating: bytes, as: UTF8.self) == nil {
                     try drain()
+                    progress.step = "sending invalid UTF-8"
                     try client.send(opcode: TestWebSocketClient.Frame.text, payload: bytes)
                     // RFC 6455 §8.1: the server fails the connection, with 1007 or without a close frame.
                     let code = try? client.readClose()
                     #expect(code == 1007 || code == nil, "closed with \(String(describing: code))")
                     tally.closed += 1
+                    progress.step = "connecting again"
                     client = try TestWebSocketClient.connect(port: port)
+                    progress.step = "reading the new connection's hello"
                     _ = try client.readJSON()
                     continue
                 }
@@ -221,7 +271,7 @@ struct FuzzCampaignTests {
     }
 
     /// Malformed WebSocket frames and malformed HTTP/1.1 requests, each on a new connection.
-    static func raw(port: Int, process: IsletProcess) throws -> Tally {
+    static func raw(port: Int, process: IsletProcess, progress: Progress) throws -> Tally {
         var random = SplitMix64(seed: Self.seed ^ 0xF4A3E)
         var tally = Tally()
         let requests = [
@@ -238,6 +288,7 @@ struct FuzzCampaignTests {
             let revision = try Self.revision(port: port)
             for index in 0..<(Self.batch / 2) {
                 tally.inputs += 1
+                progress.note(index % 2 == 0 ? "raw HTTP/1.1" : "raw WebSocket frames", input: tally.inputs, [])
                 if index % 2 == 0 {
                     let connection = try TestHTTPConnection(port: port, timeout: .seconds(2))
                     defer { connection.socket.close() }
