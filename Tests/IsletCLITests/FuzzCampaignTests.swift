@@ -32,7 +32,12 @@ struct FuzzCampaignTests {
         var accepted = 0
         var refused = 0
         var closed = 0
-        var description: String { "\(self.inputs) inputs: \(self.accepted) accepted, \(self.refused) refused, \(self.closed) connections closed by the server" }
+        /// Replies that came after the client's 5 s, within the minute more it then waits.
+        var late: [Duration] = []
+        var description: String {
+            "\(self.inputs) inputs: \(self.accepted) accepted, \(self.refused) refused, \(self.closed) connections closed by the server"
+                + (self.late.isEmpty ? "" : ", \(self.late.count) replies late by up to \(self.late.max()!)")
+        }
     }
 
     /// Where the campaign is, so that an error which stops it (a reply that never came) names
@@ -209,12 +214,18 @@ struct FuzzCampaignTests {
                 while true {
                     let reply: JSONValue
                     do { reply = try client.readJSON() } catch {
-                        // Slow or lost: a reply that comes within another minute was slow.
+                        // Slow is not lost: on a loaded machine a reply may take longer than the
+                        // client's 5 s. One that comes within a minute more is counted; one that
+                        // does not fails the campaign.
                         let waited = ContinuousClock.now
                         client.timeout = .seconds(60)
-                        let late = try? client.readJSON()
-                        progress.step += late.map { ", then \($0) came \(waited.duration(to: .now)) later" } ?? ", and nothing came in a minute more"
-                        throw error
+                        defer { client.timeout = .seconds(5) }
+                        guard let late = try? client.readJSON() else {
+                            progress.step += ", and nothing came in a minute more"
+                            throw error
+                        }
+                        tally.late.append(.seconds(5) + waited.duration(to: .now))
+                        reply = late
                     }
                     if reply["type"] == "error", reply["id"] == "fence" { return }
                     replies.note(reply)
