@@ -121,18 +121,25 @@ private final class Spawner: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let spawned = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
+    private let running = DispatchSemaphore(value: 0)
 
+    /// Starts the loop and returns once its first child has run (or it could not start one).
     func start() {
         Thread.detachNewThread { [self] in
+            var first = true
             while !self.stopping.load(ordering: .relaxed) {
                 let child = Process()
                 child.executableURL = URL(fileURLWithPath: "/bin/true")
                 guard (try? child.run()) != nil else { break }
                 child.waitUntilExit()
                 self.spawned.add(1, ordering: .relaxed)
+                if first { self.running.signal() }
+                first = false
             }
+            if first { self.running.signal() }
             self.finished.signal()
         }
+        self.running.wait()
     }
 
     /// Stops the loop, waits for its last child, and returns how many ran.
