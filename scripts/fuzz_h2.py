@@ -4,9 +4,11 @@ connection sends a run of generated frames (well-formed requests to real routes,
 header blocks, frames on wrong streams, bad lengths and flags, unknown types, window and
 settings abuse, raw garbage), reads whatever comes back for a moment, and closes. After every
 batch of connections the plain HTTP/1.1 port's /healthz must answer 200. Prints the counts;
-exits 0 when the server stayed up throughout.
+exits 0 when the server stayed up throughout. Every wait is bounded: a server that stops
+taking TLS connections (50 in a row refused before their first frame) or a run longer than
+--deadline seconds ends the run with status 1 and what it saw.
 
-    fuzz_h2.py --tls-port P --http-port Q --frames N --seed S
+    fuzz_h2.py --tls-port P --http-port Q --frames N --seed S [--deadline SECONDS]
 """
 import argparse
 import random
@@ -122,18 +124,33 @@ def main():
     parser.add_argument("--http-port", type=int, required=True)
     parser.add_argument("--frames", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--deadline", type=float, default=300)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     context.set_alpn_protocols(["h2"])
-    sent = connections = refused_connections = replies = 0
+    sent = connections = refused_connections = replies = refused_in_a_row = 0
     started = time.monotonic()
+
+    def counts():
+        return (f"{sent} frames over {connections} connections ({refused_connections} cut short by the server), "
+                f"{replies} reads with data, {time.monotonic() - started:.1f} s")
+
     while sent < args.frames:
         batch_end = min(args.frames, sent + 1000)
         while sent < batch_end:
+            if time.monotonic() - started > args.deadline:
+                print(f"h2 fuzzing did not finish within {args.deadline:.0f} s: {counts()}; /healthz "
+                      f"{'200' if healthy(args.http_port) else 'not answering'}")
+                return 1
+            if refused_in_a_row >= 50:
+                print(f"the TLS listener refused {refused_in_a_row} connections in a row before their first frame: "
+                      f"{counts()}; /healthz {'200' if healthy(args.http_port) else 'not answering'}")
+                return 1
             connections += 1
+            sent_before = sent
             try:
                 raw = socket.create_connection(("127.0.0.1", args.tls_port), timeout=5)
                 with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
@@ -145,21 +162,23 @@ def main():
                         sent += 1
                         if rng.random() < 0.3:
                             stream += 2
+                    # What comes back for a moment: at most 64 reads, each within 50 ms of the last.
                     tls.settimeout(0.05)
                     try:
-                        while tls.recv(65536):
+                        for _ in range(64):
+                            if not tls.recv(65536):
+                                break
                             replies += 1
                     except (socket.timeout, ssl.SSLError, ConnectionError):
                         pass
             except (ConnectionError, ssl.SSLError, socket.timeout, OSError):
                 refused_connections += 1
+            refused_in_a_row = refused_in_a_row + 1 if sent == sent_before else 0
         if not healthy(args.http_port):
             print(f"the server stopped answering after {sent} frames")
             return 1
-    print(f"h2 frames: {sent} frames over {connections} connections ({refused_connections} cut short by the server), "
-          f"{replies} reads with data, {time.monotonic() - started:.1f} s; /healthz 200 after every 1000")
+    print(f"h2 frames: {counts()}; /healthz 200 after every 1000")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -87,6 +87,23 @@ public final class IsletProcess: @unchecked Sendable {
     /// The child's process identifier.
     public var pid: Int32 { self.process.processIdentifier }
 
+    /// Each of the process's threads as the kernel sees it: name, state (R running, S sleeping,
+    /// D in uninterruptible I/O) and wait channel. For failure messages: a server that is idle,
+    /// busy or blocked in the kernel reads differently.
+    public func threadStates() -> String {
+        let tasks = "/proc/\(self.pid)/task"
+        guard let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return "no threads in \(tasks)" }
+        return ids.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { id in
+            func field(_ name: String) -> String {
+                let text = (try? String(contentsOfFile: "\(tasks)/\(id)/\(name)", encoding: .utf8)) ?? "?"
+                return text.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            // stat is "tid (name) state …"; the name may hold spaces and parentheses.
+            let state = field("stat").split(separator: ")").last?.dropFirst().prefix(1) ?? "?"
+            return "\(field("comm")) \(state) \(field("wchan"))"
+        }.joined(separator: "; ")
+    }
+
     /// Waits for the process to end and returns its exit status.
     public func waitForExit(timeout: Duration = .seconds(10)) throws -> Int32 {
         let (seconds, _) = timeout.components

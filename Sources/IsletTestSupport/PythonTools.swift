@@ -1,6 +1,10 @@
 import Dispatch
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Python (the project's `.venv`, made by `scripts/bootstrap --test`) with httpx and h2.
 public enum PythonTools {
     public static var python: String { PackagePaths.root + "/.venv/bin/python" }
@@ -10,6 +14,9 @@ public enum PythonTools {
 }
 
 /// Runs a process to completion (bounded by `timeout`) and returns its status and output.
+///
+/// The output is read while the process runs, so the timeout holds even when the process never
+/// ends its output: it is then killed, and the error carries what it printed so far.
 public func runProcess(
     _ path: String, _ arguments: [String], timeout: Duration = .seconds(60)
 ) throws -> (Int32, String) {
@@ -21,14 +28,37 @@ public func runProcess(
     process.standardError = output
     let done = DispatchSemaphore(value: 0)
     process.terminationHandler = { _ in done.signal() }
+    let collected = CollectedOutput(output.fileHandleForReading)
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let (seconds, _) = timeout.components
-    guard done.wait(timeout: .now() + .seconds(Int(seconds))) == .success else {
-        process.terminate()
-        throw TestClientError("\(path) did not finish within \(timeout)")
+    guard done.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1)))) == .success else {
+        kill(process.processIdentifier, SIGKILL)
+        throw TestClientError("\(path) did not finish within \(timeout); its output so far: \(collected.text.suffix(3000))")
     }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    // A child of the process may still hold the pipe open: what came until then is enough.
+    collected.waitForEnd(timeout: .seconds(5))
+    return (process.terminationStatus, collected.text)
+}
+
+/// A pipe's output gathered as it comes, by a dispatch thread reading it to its end.
+private final class CollectedOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        DispatchQueue.global().async {
+            while case let data = handle.availableData, !data.isEmpty {
+                self.lock.withLock { self.bytes += data }
+            }
+            self.ended.signal()
+        }
+    }
+
+    var text: String { self.lock.withLock { String(decoding: self.bytes, as: UTF8.self) } }
+
+    func waitForEnd(timeout: Duration) {
+        _ = self.ended.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1))))
+    }
 }
 
 /// A process the test talks to while it runs: its output is read line by line, each read

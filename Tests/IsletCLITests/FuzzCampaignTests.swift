@@ -23,6 +23,9 @@ struct FuzzCampaignTests {
     static let rawConnections = 5_000
     static let http2Frames = 15_000
     static let batch = 1_000
+    /// The whole campaign takes about 100 s here; past this the server is killed, so that every
+    /// wait fails at once and the error says where the campaign stood.
+    static let deadline = Duration.seconds(600)
     /// `TestServer.serveArguments`' virtual clock.
     static let start = try! Instant(rfc3339: "2026-11-22T08:00:00Z")
 
@@ -34,9 +37,12 @@ struct FuzzCampaignTests {
         var closed = 0
         /// Replies that came after the client's 5 s, within the minute more it then waits.
         var late: [Duration] = []
+        /// The server's threads when the first reply was 5 s late (`IsletProcess.threadStates`).
+        var threadsWhenLate: String?
         var description: String {
             "\(self.inputs) inputs: \(self.accepted) accepted, \(self.refused) refused, \(self.closed) connections closed by the server"
                 + (self.late.isEmpty ? "" : ", \(self.late.count) replies late by up to \(self.late.max()!)")
+                + (self.threadsWhenLate.map { " (the server's threads at the first: \($0))" } ?? "")
         }
     }
 
@@ -55,6 +61,16 @@ struct FuzzCampaignTests {
             self.last = bytes
             self.step = ""
         }
+
+        /// Says on standard error (unbuffered, so a CI log that is cut short still shows it) that
+        /// a phase starts.
+        func start(_ phase: String) {
+            self.phase = phase
+            let seconds = Double(self.started.duration(to: .now) / .milliseconds(1)) / 1000
+            FileHandle.standardError.write(Data("fuzz campaign: \(phase) at \(String(format: "%.1f", seconds)) s\n".utf8))
+        }
+
+        let started = ContinuousClock.now
 
         var description: String {
             "\(self.phase), input \(self.inputs)\(self.step.isEmpty ? "" : " (\(self.step))"), after "
@@ -87,6 +103,8 @@ struct FuzzCampaignTests {
             let tokens = results.compactMap { $0["pushToStartToken"]?.stringValue } + results.compactMap { $0["pushToken"]?.stringValue }
 
             let progress = Progress()
+            let watchdog = Watchdog(after: Self.deadline, server: process)
+            defer { watchdog.cancel() }
             let (rest, stream, raw): (Tally, Tally, Tally)
             do {
                 rest = try Self.rest(port: port, commands: &commands, tokens: tokens, process: process, progress: progress)
@@ -98,16 +116,17 @@ struct FuzzCampaignTests {
                 let websocket = metrics.split(separator: "\n").filter { $0.hasPrefix("islet_websocket") }
                 process.send(signal: SIGKILL)
                 throw TestClientError(
-                    "\(progress): \(error)\nthe server's WebSocket counters: \(websocket.joined(separator: "; "))"
+                    "\(progress): \(error)\(watchdog.report ?? "")\nthe server's WebSocket counters: \(websocket.joined(separator: "; "))"
                         + "\nits last output: \(process.standardError().suffix(3000))")
             }
+            progress.start("HTTP/2 frames")
             let (status, output) = try runProcess(
                 PythonTools.python,
                 [
                     PackagePaths.root + "/scripts/fuzz_h2.py", "--tls-port", String(tlsPort), "--http-port", String(port),
-                    "--frames", String(Self.http2Frames), "--seed", String(Self.seed),
-                ], timeout: .seconds(600))
-            #expect(status == 0, "\(output)")
+                    "--frames", String(Self.http2Frames), "--seed", String(Self.seed), "--deadline", "240",
+                ], timeout: .seconds(300))
+            #expect(status == 0, "\(output)\(watchdog.report ?? "")\nthe server's threads: \(process.threadStates())")
             #expect(process.isRunning)
             print("fuzz seed \(Self.seed): REST \(rest); stream \(stream); raw frames and requests \(raw); \(output)")
             #expect(rest.inputs + stream.inputs + raw.inputs + Self.http2Frames >= 100_000)
@@ -134,6 +153,7 @@ struct FuzzCampaignTests {
         port: Int, commands: inout RandomCommands, tokens: [String], process: IsletProcess, progress: Progress
     ) throws -> Tally {
         var mutator = JSONMutator(random: SplitMix64(seed: Self.seed))
+        progress.start("REST")
         var tally = Tally()
         var connection = try TestHTTPConnection(port: port)
         let json = [("Content-Type", "application/json")]
@@ -195,6 +215,7 @@ struct FuzzCampaignTests {
     /// ordered after the replies of every command sent before it, which wait for their commit
     /// (a ping's pong would not wait).
     static func stream(port: Int, commands: inout RandomCommands, process: IsletProcess, progress: Progress) throws -> Tally {
+        progress.start("stream")
         var mutator = JSONMutator(random: SplitMix64(seed: Self.seed ^ 0x5EED))
         var tally = Tally()
         var client = try TestWebSocketClient.connect(port: port)
@@ -218,6 +239,7 @@ struct FuzzCampaignTests {
                         // client's 5 s. One that comes within a minute more is counted; one that
                         // does not fails the campaign.
                         let waited = ContinuousClock.now
+                        if tally.threadsWhenLate == nil { tally.threadsWhenLate = process.threadStates() }
                         client.timeout = .seconds(60)
                         defer { client.timeout = .seconds(5) }
                         guard let late = try? client.readJSON() else {
@@ -266,6 +288,31 @@ struct FuzzCampaignTests {
         return tally
     }
 
+    /// Kills the server once the campaign outlives `after`, noting what its threads were doing.
+    final class Watchdog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var fired: String?
+        private var work: DispatchWorkItem?
+
+        init(after deadline: Duration, server: IsletProcess) {
+            let work = DispatchWorkItem { [self] in
+                let threads = server.threadStates()
+                self.lock.withLock { self.fired = "\nthe campaign's \(deadline) passed; the server's threads then: \(threads)" }
+                server.send(signal: SIGKILL)
+            }
+            self.work = work
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(deadline.components.seconds)), execute: work)
+        }
+
+        /// What the watchdog saw when it fired; nil if it has not.
+        var report: String? { self.lock.withLock { self.fired } }
+
+        func cancel() {
+            self.work?.cancel()
+            self.work = nil
+        }
+    }
+
     /// What the stream answered: acks and structured errors.
     struct Replies {
         var accepted = 0
@@ -283,6 +330,7 @@ struct FuzzCampaignTests {
 
     /// Malformed WebSocket frames and malformed HTTP/1.1 requests, each on a new connection.
     static func raw(port: Int, process: IsletProcess, progress: Progress) throws -> Tally {
+        progress.start("raw frames and requests")
         var random = SplitMix64(seed: Self.seed ^ 0xF4A3E)
         var tally = Tally()
         let requests = [
