@@ -114,10 +114,15 @@ extension Engine {
         }
         self.admission = admission
         defer { self.admission = .new }
-        if commands.count == 1, case .clockAdvance(let advance) = commands[0], self.canAdvanceClock(advance) {
-            // A lone clock.advance cannot fail once its arguments are checked: it runs on the
-            // engine itself, so advancing a large world does not copy every entity it changes.
-            let results = try self.run(commands, at: wall)
+        if commands.count == 1, self.runsInPlace(commands[0], at: wall) {
+            let now = self.now
+            let results: [JSONValue]
+            do throws(APIError) {
+                results = try self.run(commands, at: wall)
+            } catch {
+                self.now = now
+                throw error
+            }
             let revision = self.finishRevision(results: results)
             self.settleScheduler()
             return revision
@@ -154,6 +159,23 @@ extension Engine {
     /// Convenience for tools and tests: ``advance(to:)`` at the time source's instant.
     public mutating func advance(using source: some TimeSource) -> Revision? {
         self.advance(to: source.now)
+    }
+
+    /// Whether a lone command may run on the engine itself instead of on a copy (a copy makes
+    /// every map, index and log the command touches copy itself first), because a refusal
+    /// cannot leave a change behind:
+    /// - a clock.advance whose arguments are checked cannot fail, so advancing a large world
+    ///   does not copy every entity it changes;
+    /// - an activity.update (the push path's hot command) checks everything before it changes
+    ///   anything (`receiveUpdate`: a push is never refused, only a non-push one over a limit,
+    ///   and its budget is charged only for a push), when no deadline falls due before it (those
+    ///   would run first, and must not stay behind if it is refused).
+    private func runsInPlace(_ command: Command, at wall: Instant) -> Bool {
+        switch command {
+        case .clockAdvance(let advance): return self.canAdvanceClock(advance)
+        case .activityUpdate: return self.nextDeadline.map { $0 > self.simulatedInstant(atWall: wall) } ?? true
+        default: return false
+        }
     }
 
     private mutating func run(_ commands: [Command], at wall: Instant) throws(APIError) -> [JSONValue] {

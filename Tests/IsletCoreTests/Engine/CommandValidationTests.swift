@@ -109,6 +109,38 @@ import Testing
         #expect(sim.state(of: "a1") == "active", "the update after the stale date makes it active again")
     }
 
+    @Test("a lone activity.update runs on the engine itself, and a refused one changes nothing: not the document, the clock's now, nor a deadline due before it")
+    func loneUpdateInPlace() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1", extra: ["content": ["state": [:], "staleDate": sim.date(after: 10)]])
+        try sim.run(["type": "clock.set", "mode": "virtual", "rate": 1])
+        let rev = sim.engine.rev
+        let snapshot = sim.engine.snapshotBytes
+        let document = sim.engine.documentBytes
+        let big: JSONValue = .string(String(repeating: "x", count: 5000))
+        let refused: [JSONValue] = [
+            ["type": "activity.update", "id": "missing", "content": ["state": [:]]],
+            ["type": "activity.update", "id": "a1", "content": ["state": ["p": big]]],
+        ]
+        // 5 s later no deadline is due (the update runs in place); 60 s later the stale date is.
+        for seconds in [5, 60] {
+            sim.wall = Simulation.start.adding(seconds: Double(seconds))
+            for command in refused {
+                #expect(throws: APIError.self) { try sim.run(command) }
+                #expect(sim.engine.rev == rev)
+                #expect(sim.engine.snapshotBytes == snapshot, "after \(seconds) s: \(command)")
+                #expect(sim.engine.documentBytes == document)
+                #expect(sim.state(of: "a1") == "active")
+            }
+        }
+        sim.wall = Simulation.start.adding(seconds: 5)
+        let revision = try sim.run(["type": "activity.update", "id": "a1", "content": ["state": ["x": 1]]])
+        #expect(revision.rev == rev + 1)
+        #expect(sim.get("/activities/a1/content/state/x") == 1)
+        #expect(sim.get("/clock/now") == .string(Simulation.start.adding(seconds: 5).rfc3339))
+    }
+
     @Test("an empty batch is refused")
     func emptyBatch() throws {
         var sim = Simulation()
