@@ -89,6 +89,8 @@ extension Engine {
             appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
     }
 
+    /// Only the log changes (`changes.appendedDeliveries`): a caller that changes the app too
+    /// marks it in `changes.apps` itself.
     /// - Parameters: `channel`, `subscribers` and `applied` describe a broadcast (one record per
     ///   broadcast, with how many subscribers it reached and applied it); `detail` says in words
     ///   why a push was ignored (AP-8); `event` is `nil` for a push that named none.
@@ -117,7 +119,6 @@ extension Engine {
         let excess = app.deliveries.count - self.configuration.deliveriesKept
         if excess > 0 { app.deliveries.removeFirst(excess) }
         self.apps[appID] = app
-        self.changes.apps.insert(appID)
         self.changes.appendedDeliveries[appID, default: 0] += 1
     }
 }

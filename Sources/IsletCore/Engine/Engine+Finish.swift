@@ -12,7 +12,9 @@ extension Engine {
         for id in self.changes.activities.sorted() {
             self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &operations)
         }
-        for id in self.changes.apps.sorted() { self.storeApp(id, into: &operations) }
+        for id in self.changes.apps.union(self.changes.appendedDeliveries.keys).sorted() {
+            self.storeApp(id, into: &operations)
+        }
         self.storeClock(into: &operations)
         if self.changes.config {
             for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
@@ -91,7 +93,9 @@ extension Engine {
 
     /// Stores an app. Its delivery log only ever gains records at the end and loses the oldest,
     /// so its operations follow from counts instead of a comparison of the two logs; its
-    /// channels are rebuilt and compared only where they changed.
+    /// channels are rebuilt and compared only where they changed. An app whose log alone grew
+    /// (the push path's common case: `recordDelivery` does not mark the app changed) is not
+    /// rebuilt at all.
     private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
         guard let app = self.apps[id], let old = self.document[.apps, id], case .object(let oldObject) = old,
             case .object(var channels)? = old["channels"], let oldCount = old["deliveries"]?.arrayValue?.count
@@ -100,22 +104,27 @@ extension Engine {
             return
         }
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
-        let channelPath = path.appending("channels")
-        for channelID in (self.changes.channels[id] ?? []).sorted() {
-            let before = channels[channelID]
-            let after = app.channels[channelID].map(self.channelJSON)
-            switch (before, after) {
-            case (nil, nil): continue
-            case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
-            case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
-            case (let was?, let value?): JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
-            }
-            channels[channelID] = after
-        }
-        let new = self.appJSON(app, channels: .object(channels))
-        guard case .object(let newObject) = new else { return }
         let appended = self.changes.appendedDeliveries[id]
-        JSONPatch.diff(oldObject, newObject, skipping: appended == nil ? ["channels"] : ["channels", "deliveries"], path, &operations)
+        var new = oldObject
+        if self.changes.apps.contains(id) {
+            let channelPath = path.appending("channels")
+            for channelID in (self.changes.channels[id] ?? []).sorted() {
+                let before = channels[channelID]
+                let after = app.channels[channelID].map(self.channelJSON)
+                switch (before, after) {
+                case (nil, nil): continue
+                case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
+                case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
+                case (let was?, let value?): JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
+                }
+                channels[channelID] = after
+            }
+            guard case .object(let rebuilt) = self.appJSON(app, channels: .object(channels)) else { return }
+            new = rebuilt
+            JSONPatch.diff(oldObject, new, skipping: appended == nil ? ["channels"] : ["channels", "deliveries"], path, &operations)
+        } else {
+            new["deliveries"] = .array(app.deliveries)
+        }
         if let appended {
             let log = path.appending("deliveries")
             let kept = min(appended, app.deliveries.count)
@@ -126,7 +135,7 @@ extension Engine {
                 operations.append(.add(log.appending(index), app.deliveries[index]))
             }
         }
-        self.document[.apps, id] = new
+        self.document[.apps, id] = .object(new)
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new

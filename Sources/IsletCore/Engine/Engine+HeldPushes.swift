@@ -28,6 +28,7 @@ extension Engine {
         }
         queue.append(PendingDelivery(command: command, receivedAt: self.now, deadline: 0))
         self.apps[app]?.throttled = queue
+        self.changes.apps.insert(app)
         if let dropped { self.recordDropped(dropped.held, app: app, reason: dropped.reason, from: .throttled) }
         self.recordHeld(record, app: app, outcome: "throttled", reason: "budget_exhausted")
         return ["applied": false, "reason": "throttled"]
@@ -51,6 +52,7 @@ extension Engine {
         let sequence = self.scheduler.schedule(.deferredDelivery(app: app), at: at)
         queue.append(PendingDelivery(command: command, receivedAt: self.now, deadline: sequence))
         self.apps[app]?.deferred = queue
+        self.changes.apps.insert(app)
         if let dropped { self.recordDropped(dropped, app: app, reason: "queue_full", from: .deferred) }
         self.recordHeld(record, app: app, outcome: "deferred", reason: "low_priority")
         return ["applied": false, "reason": "deferred", "deliverAt": .string(at.rfc3339)]

@@ -43,7 +43,7 @@ struct ChangeSet: Sendable {
     var renders: Set<String> = []
     var apps: Set<String> = []
     /// How many delivery records each app appended in this revision (their ops are known
-    /// without comparing the logs).
+    /// without comparing the logs; an app not also in `apps` is not rebuilt).
     var appendedDeliveries: [String: Int] = [:]
     /// The channels of each app that changed in this revision (created, deleted, broadcast to,
     /// subscribed to): only their entries are rebuilt and compared.
