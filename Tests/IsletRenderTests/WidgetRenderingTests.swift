@@ -46,6 +46,21 @@ import Testing
                 == true)
     }
 
+    @Test(
+        "the weather symbol follows the words of the condition, in any case, first match wins",
+        arguments: [
+            ("Thunderstorms and Rain", "⛈"), ("Light SNOW", "❄️"), ("Rain", "🌧"), ("Scattered Showers", "🌧"),
+            ("drizzle", "🌧"), ("Partly Cloudy", "⛅️"), ("Cloudy", "☁️"), ("Overcast", "☁️"), ("Fog", "🌫"),
+            ("Mist", "🌫"), ("Windy", "💨"), ("Clear Night", "🌙"), ("Clear", "☀️"), ("Night", "☀️"), ("", "☀️"),
+            ("Sunny", "☀️"), ("Éclaircies", "☀️"),
+        ])
+    func weatherSymbols(condition: String, symbol: String) throws {
+        let engine = try Self.engine(
+            [("c", "weather", "accessoryCircular")], content: ["temperature": 21, "condition": .string(condition)])
+        let html = try #require(engine.value(at: "/widgets/c/render/html")?.stringValue)
+        #expect(html.contains("<span class='islet-symbol'>\(symbol)</span>"), "\(condition): \(html)")
+    }
+
     @Test("content is HTML-escaped in built-in designs and in app templates; markup in content never becomes markup")
     func escaping() throws {
         let hostile: JSONValue = ["headline": "<script>alert('x')</script> & \"quotes\"", "source": "<b>"]

