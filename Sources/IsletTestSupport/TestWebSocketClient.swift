@@ -138,24 +138,31 @@ public final class TestWebSocketClient {
 
     // MARK: Receiving
 
-    /// Reads the next frame.
-    public func readFrame() throws -> Frame {
+    /// Reads the next frame, each socket read waiting up to `timeout`, and the whole no later
+    /// than `deadline` if one is given.
+    public func readFrame(deadline: ContinuousClock.Instant? = nil) throws -> Frame {
         while true {
             if let (frame, used) = Self.decodeFrame(self.buffer) {
                 self.buffer.removeFirst(used)
                 return frame
             }
-            let more = try self.connection.socket.read(timeout: self.timeout)
+            var wait = self.timeout
+            if let deadline {
+                wait = min(wait, ContinuousClock.now.duration(to: deadline))
+                guard wait > .zero else { throw TestClientError("read timed out at its deadline") }
+            }
+            let more = try self.connection.socket.read(timeout: wait)
             guard !more.isEmpty else { throw TestClientError("connection closed without a close frame") }
             self.buffer += more
         }
     }
 
     /// Reads the next whole text message, answering pings; throws if a close frame comes first.
-    public func readText() throws -> String {
+    /// With `deadline`, pings answered meanwhile do not extend the wait past it.
+    public func readText(deadline: ContinuousClock.Instant? = nil) throws -> String {
         var message: [UInt8] = []
         while true {
-            let frame = try self.readFrame()
+            let frame = try self.readFrame(deadline: deadline)
             switch frame.opcode {
             case Frame.ping: try self.send(opcode: Frame.pong, payload: frame.payload)
             case Frame.close: throw TestClientError("closed with \(frame.closeCode.map(String.init) ?? "no code")")
@@ -168,7 +175,9 @@ public final class TestWebSocketClient {
     }
 
     /// Reads the next text message as JSON.
-    public func readJSON() throws -> JSONValue { try JSONParser.stored.parse(try self.readText()) }
+    public func readJSON(deadline: ContinuousClock.Instant? = nil) throws -> JSONValue {
+        try JSONParser.stored.parse(try self.readText(deadline: deadline))
+    }
 
     /// Reads until a close frame arrives and returns its code (nil if it carries none). With
     /// `reply` (the default) it answers with a close frame, as RFC 6455 asks of a client.

@@ -237,13 +237,14 @@ struct FuzzCampaignTests {
                     do { reply = try client.readJSON() } catch {
                         // Slow is not lost: on a loaded machine a reply may take longer than the
                         // client's 5 s. One that comes within a minute more is counted; one that
-                        // does not fails the campaign.
+                        // does not fails the campaign. The minute is a deadline: the server's
+                        // idle pings (every 30 s), answered meanwhile, must not extend it.
                         let waited = ContinuousClock.now
                         if tally.threadsWhenLate == nil { tally.threadsWhenLate = process.threadStates() }
                         client.timeout = .seconds(60)
                         defer { client.timeout = .seconds(5) }
-                        guard let late = try? client.readJSON() else {
-                            progress.step += ", and nothing came in a minute more"
+                        guard let late = try? client.readJSON(deadline: waited + .seconds(60)) else {
+                            progress.step += ", and nothing came in a minute more (the server's threads: \(process.threadStates()))"
                             throw error
                         }
                         tally.late.append(.seconds(5) + waited.duration(to: .now))

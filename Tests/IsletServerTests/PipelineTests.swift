@@ -136,4 +136,42 @@ struct InMemorySlowConsumerTests {
         #expect(snapshot?["rev"] == 20)
         #expect(snapshot?["value"]?["devices"]?.objectValue?.count == 20)
     }
+
+    /// Pings whose 300-byte ids make each pong about 330 bytes: six fill a 2,000-byte cap.
+    static func pings(_ range: Range<Int>, to stream: ConnectionID, on transport: InMemoryTransport) {
+        for n in range {
+            let id = String(n) + String(repeating: "x", count: 300)
+            transport.receive(text: #"{"op":"ping","id":"\#(id)"}"#, from: stream)
+        }
+    }
+
+    @Test("a reply over the cap is never dropped: it waits, in order with the later ones, until the queue drains")
+    func repliesWait() throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.limits.outboundBytes = 2000
+        let (server, transport) = try makeServer(configuration)
+        let stream = try #require(transport.openWebSocket())
+        transport.drain(stream)
+        Self.pings(0..<10, to: stream, on: transport)
+        #expect(transport.queuedBytes(of: stream) <= 2000)
+        #expect(server.streamDiagnostics.slowConsumers == 1)
+        transport.drain(stream)  // the drain notice: the held pongs go out first
+        server.flush()
+        transport.drain(stream)
+        let pongs = try transport.sentJSON(to: stream).filter { $0["type"] == "pong" }
+        #expect(pongs.map { String($0["id"]?.stringValue?.prefix(1) ?? "") } == (0..<10).map(String.init))
+        #expect(transport.closes[stream] == nil)
+    }
+
+    @Test("a reader that lets more than a cap of replies wait is closed with 1013")
+    func tooManyRepliesWaiting() throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.limits.outboundBytes = 2000
+        let (server, transport) = try makeServer(configuration)
+        let stream = try #require(transport.openWebSocket())
+        transport.drain(stream)
+        Self.pings(0..<20, to: stream, on: transport)
+        #expect(transport.closes[stream]?.code == .tryAgainLater)
+        #expect(server.streamDiagnostics.slowConsumers == 0)
+    }
 }

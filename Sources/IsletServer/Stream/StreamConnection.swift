@@ -41,6 +41,10 @@ final class StreamConnection {
     var resyncReason: String?
     /// Over its cap: patches are dropped until the queue drains.
     var dropping = false
+    /// Replies (acks, errors, pongs…) that did not fit under the cap, oldest first: each is owed
+    /// to a request, so they wait for the queue to drain instead of being dropped.
+    var heldReplies: [[UInt8]] = []
+    var heldReplyBytes = 0
     /// The live subscription paths in each simulation: its group there.
     var keys: [String: SubscriptionKey] = [:]
     /// The messages of the head of `pending`, built at a published revision and kept while the

@@ -82,10 +82,32 @@ final class StreamHub {
         self.slowSince[id] = nil
     }
 
-    /// Queues a control message (ack, error, pong…). Over the cap it is not sent, and the
-    /// connection is treated as a slow consumer.
+    /// Queues a control message (ack, error, pong…). Each is owed to a request, so one over the
+    /// cap is never dropped: it waits, in order with the ones after it, until the queue drains
+    /// (the connection is then a slow consumer, whose queued patches and snapshots go). A reader
+    /// that lets more than a cap of replies wait is closed with 1013.
     func sendControl(_ bytes: [UInt8], to connection: StreamConnection) {
-        if self.transport.send(.text(bytes), to: connection.id) == .overCap { self.slowConsumer(connection) }
+        if connection.heldReplies.isEmpty, self.transport.send(.text(bytes), to: connection.id) != .overCap { return }
+        guard connection.heldReplyBytes <= self.outboundCap else { return }  // being closed
+        connection.heldReplies.append(bytes)
+        connection.heldReplyBytes += bytes.count
+        if connection.heldReplyBytes > self.outboundCap {
+            self.close(slowConsumer: connection.id)
+            return
+        }
+        if !connection.dropping { self.slowConsumer(connection) }
+        _ = self.sendHeldReplies(connection)
+    }
+
+    /// Sends the replies held over the cap, oldest first, while they fit. Returns whether none is
+    /// left waiting.
+    private func sendHeldReplies(_ connection: StreamConnection) -> Bool {
+        while let reply = connection.heldReplies.first {
+            guard self.transport.send(.text(reply), to: connection.id) != .overCap else { return false }
+            connection.heldReplies.removeFirst()
+            connection.heldReplyBytes -= reply.count
+        }
+        return true
     }
 
     // MARK: Subscriptions
@@ -388,9 +410,14 @@ final class StreamHub {
         self.needsService.insert(connection.id)
     }
 
-    /// A slow consumer's socket took everything: resync it once its simulations are idle.
+    /// A slow consumer's socket took everything: the replies it is owed go first, then it is
+    /// resynced once its simulations are idle.
     func drained(_ id: ConnectionID) {
         guard let connection = self.connections[id], connection.dropping else { return }
+        guard self.sendHeldReplies(connection) else {
+            self.transport.requestDrainNotice(for: id)
+            return
+        }
         connection.dropping = false
         self.slowSince[id] = nil
         self.needsService.insert(id)
@@ -401,12 +428,16 @@ final class StreamHub {
 
     private func closeSlowConsumers(now: Instant) {
         for (id, since) in self.slowSince where now.milliseconds(since: since) >= self.slowTimeoutMilliseconds {
-            self.slowSince[id] = nil
-            self.needsService.remove(id)
-            self.counters.slowConsumerCloses += 1
-            self.logger.debug("slow consumer closed", metadata: ["islet.conn.id": "\(id)"])
-            self.transport.discardQueued(of: id)
-            self.transport.close(id, code: .tryAgainLater, reason: "slow consumer")
+            self.close(slowConsumer: id)
         }
+    }
+
+    private func close(slowConsumer id: ConnectionID) {
+        self.slowSince[id] = nil
+        self.needsService.remove(id)
+        self.counters.slowConsumerCloses += 1
+        self.logger.debug("slow consumer closed", metadata: ["islet.conn.id": "\(id)"])
+        self.transport.discardQueued(of: id)
+        self.transport.close(id, code: .tryAgainLater, reason: "slow consumer")
     }
 }
