@@ -137,22 +137,26 @@ struct InMemorySlowConsumerTests {
         #expect(snapshot?["value"]?["devices"]?.objectValue?.count == 20)
     }
 
-    /// Pings whose 300-byte ids make each pong about 330 bytes: six fill a 2,000-byte cap.
-    static func pings(_ range: Range<Int>, to stream: ConnectionID, on transport: InMemoryTransport) {
-        for n in range {
-            let id = String(n) + String(repeating: "x", count: 300)
-            transport.receive(text: #"{"op":"ping","id":"\#(id)"}"#, from: stream)
-        }
-    }
-
-    @Test("a reply over the cap is never dropped: it waits, in order with the later ones, until the queue drains")
-    func repliesWait() throws {
+    /// A server with a 2,000-byte outbound cap, a stream whose hello is written, and `count`
+    /// pings whose 300-byte ids make each pong about 330 bytes: six fill the cap.
+    static func pinged(
+        _ count: Int
+    ) throws -> (server: IsletServer, transport: InMemoryTransport, stream: ConnectionID) {
         var configuration = IsletConfiguration.testing()
         configuration.limits.outboundBytes = 2000
         let (server, transport) = try makeServer(configuration)
         let stream = try #require(transport.openWebSocket())
         transport.drain(stream)
-        Self.pings(0..<10, to: stream, on: transport)
+        for n in 0..<count {
+            let id = String(n) + String(repeating: "x", count: 300)
+            transport.receive(text: #"{"op":"ping","id":"\#(id)"}"#, from: stream)
+        }
+        return (server, transport, stream)
+    }
+
+    @Test("a reply over the cap is never dropped: it waits, in order with the later ones, until the queue drains")
+    func repliesWait() throws {
+        let (server, transport, stream) = try Self.pinged(10)
         #expect(transport.queuedBytes(of: stream) <= 2000)
         #expect(server.streamDiagnostics.slowConsumers == 1)
         transport.drain(stream)  // the drain notice: the held pongs go out first
@@ -165,12 +169,7 @@ struct InMemorySlowConsumerTests {
 
     @Test("a reader that lets more than a cap of replies wait is closed with 1013")
     func tooManyRepliesWaiting() throws {
-        var configuration = IsletConfiguration.testing()
-        configuration.limits.outboundBytes = 2000
-        let (server, transport) = try makeServer(configuration)
-        let stream = try #require(transport.openWebSocket())
-        transport.drain(stream)
-        Self.pings(0..<20, to: stream, on: transport)
+        let (server, transport, stream) = try Self.pinged(20)
         #expect(transport.closes[stream]?.code == .tryAgainLater)
         #expect(server.streamDiagnostics.slowConsumers == 0)
     }
