@@ -298,7 +298,9 @@ struct Serve: AsyncParsableCommand {
     /// `<host name>-<process id>`: unique among the nodes of one machine and, as a rule, of a cluster.
     private static func defaultNodeID() -> String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "node"
+        let host =
+            gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "node"
         let safe = String(host.prefix(40).map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "-" })
         return "\(safe)-\(getpid())"
     }
