@@ -2,14 +2,42 @@ import IsletCore
 
 /// A presentation that ships with Islet for a demo app's attributes type.
 ///
-/// `prepare` adds a `view` object of derived values (labels, steps, formatted durations) to the
-/// context, because Mustache cannot compare or format. It must be pure.
+/// `view` derives values (labels, steps, formatted durations) that the templates find under
+/// `view`, because Mustache cannot compare or format. It must be pure, and it sees only the
+/// context paths in `reads`, so the engine knows what a new context must change to render
+/// differently (``ContextReads``).
 struct BuiltInPresentation: Sendable {
     let attributesType: String
     let templates: [PresentationSlot: String]
-    let prepare: @Sendable (JSONValue) -> JSONValue
+    /// The dotted context paths `view` reads.
+    let reads: [String]
+    let view: @Sendable (DeclaredContext) -> JSONValue
 
     static let all: [BuiltInPresentation] = [.coffeeDelivery, .rideShare, .sportsScore, .timer, .workout]
+}
+
+/// The render context as a built-in presentation's `view` sees it: only the paths it declared.
+struct DeclaredContext {
+    let context: JSONValue
+    let paths: [String]
+
+    /// The value at a declared path; reading another is a bug in the presentation (the
+    /// built-in tests render every presentation).
+    func at(_ path: String) -> JSONValue? {
+        precondition(self.paths.contains(path), "a built-in presentation reads \(path) without declaring it")
+        return self.context.at(path)
+    }
+}
+
+extension ContextReads {
+    /// Each path's keys looked up, its last one read whole.
+    mutating func read(paths: [String]) {
+        for path in paths {
+            let keys = path.split(separator: ".").map(String.init)
+            for key in keys.dropLast() { self.readMembers(of: key) }
+            if let last = keys.last { self.readWhole(last) }
+        }
+    }
 }
 
 /// `m:ss`, or `h:mm:ss` from one hour.

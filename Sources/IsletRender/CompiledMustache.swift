@@ -50,6 +50,8 @@ struct CompiledMustache: Sendable {
     let nodes: [Node]
     /// The bytes of the top-level text: what to reserve for the output.
     private let textBytes: Int
+    /// What of a context rendering can show.
+    let reads: ContextReads
 
     /// The compiled form of a parsed template, or `nil` when it uses anything outside the subset.
     init?(_ template: MustacheTemplate) {
@@ -58,6 +60,31 @@ struct CompiledMustache: Sendable {
         self.textBytes = nodes.reduce(0) {
             if case .text(let bytes) = $1 { return $0 + bytes.count }
             return $0
+        }
+        var reads = ContextReads()
+        Self.collectReads(nodes, into: &reads)
+        self.reads = reads
+    }
+
+    /// A name's keys are looked up at any depth of the context (a section's object, or an
+    /// outer one when the inner lacks the first key); a printed value is read whole, and so is
+    /// `state` when `stateEntries` lists it. The current context (`{{.}}`) can be the root, so
+    /// reading it reads everything.
+    private static func collectReads(_ nodes: [Node], into reads: inout ContextReads) {
+        func lookUp(_ path: Path, printed: Bool) {
+            guard path.scope != .current else { return reads.readEverything() }
+            for key in path.keys { reads.readMembers(of: key) }
+            if printed, let last = path.keys.last { reads.readWhole(last) }
+            if path.keys.contains("stateEntries") { reads.readWhole("state") }
+        }
+        for node in nodes {
+            switch node {
+            case .text: continue
+            case .variable(let path): lookUp(path, printed: true)
+            case .section(let path, let body), .invertedSection(let path, let body):
+                lookUp(path, printed: false)
+                self.collectReads(body, into: &reads)
+            }
         }
     }
 

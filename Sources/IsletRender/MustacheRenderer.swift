@@ -76,17 +76,20 @@ public struct MustacheRenderer: PresentationRenderer {
 
     public func render(_ request: PresentationRenderRequest) -> RenderedPresentation {
         let presentation = self.builtIns[request.attributesType] ?? self.fallback
-        let context = presentation.prepare(request.context)
+        let view = presentation.view(DeclaredContext(context: request.context, paths: presentation.declared))
+        let context = request.context.setting("view", view)
         var fragments: [PresentationSlot: String] = [:]
         fragments.reserveCapacity(CompiledPresentation.slots.count)
+        var reads = presentation.reads
         for (index, slot) in CompiledPresentation.slots.enumerated() {
             let own = request.templates.isEmpty ? nil : (request.templates[slot] as? Compiled)?.template
+            if let own { reads.formUnion(own.compiled.reads) }
             guard let template = own ?? presentation.templates[index] else { continue }
             fragments[slot] = template.render(context)
         }
         return RenderedPresentation(
             fragments: fragments, expandedHeight: points(fragments[.expandedHeight]),
-            lockScreenHeight: points(fragments[.lockScreenHeight]))
+            lockScreenHeight: points(fragments[.lockScreenHeight]), reads: reads)
     }
 }
 
@@ -97,7 +100,10 @@ struct CompiledPresentation: Sendable {
 
     /// The template of each slot of ``slots``, if any.
     let templates: [RenderableTemplate?]
-    let prepare: @Sendable (JSONValue) -> JSONValue
+    let declared: [String]
+    let view: @Sendable (DeclaredContext) -> JSONValue
+    /// What its templates and `view` read, together.
+    let reads: ContextReads
 
     init(_ presentation: BuiltInPresentation) {
         // Built-in templates are part of the program; one that fails to parse or to compile is
@@ -105,7 +111,12 @@ struct CompiledPresentation: Sendable {
         self.templates = Self.slots.map { slot in
             presentation.templates[slot].map { RenderableTemplate(try! MustacheTemplate(string: $0))! }
         }
-        self.prepare = presentation.prepare
+        self.declared = presentation.reads
+        self.view = presentation.view
+        var reads = ContextReads()
+        reads.read(paths: presentation.reads)
+        for template in self.templates { if let template { reads.formUnion(template.compiled.reads) } }
+        self.reads = reads
     }
 }
 

@@ -22,7 +22,7 @@ struct ClusterProcessTests {
                 try watcher.read(until: "snapshot", id: "all")
                 return watcher
             }
-            var setup = RandomCommands(seed: 7)
+            let setup = RandomCommands(seed: 7)
             #expect(try TestHTTP.commands(port: nodes[0].port, setup.setUp()).status == 200)
             let ports = nodes.map(\.port)
             let highest = Mutex<UInt64>(0)
@@ -107,7 +107,7 @@ struct ClusterProcessTests {
             try waitUntil(timeout: .seconds(5), "a holds default's clock") {
                 try a.cluster()["clockLeases"]?.arrayValue?.contains("default") == true
             }
-            var setup = RandomCommands(seed: 11)
+            let setup = RandomCommands(seed: 11)
             #expect(try TestHTTP.commands(port: b.port, setup.setUp()).status == 200)
             let watcher = try TestWebSocketClient.connect(port: a.port)
             _ = try watcher.readJSON()

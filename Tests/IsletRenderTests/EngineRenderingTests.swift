@@ -83,4 +83,46 @@ import Testing
         let lock = try #require(engine.value(at: "/activities/x/render/lockScreen")?.stringValue)
         #expect(lock.contains("<dt>note</dt><dd>&lt;img src=x onerror=alert(1)&gt;</dd>"))
     }
+
+    @Test("an update that changes only state the templates do not read keeps the fragments, unrendered")
+    func unreadStateKeepsFragments() throws {
+        var engine = try self.engine()
+        let update: (JSONValue) throws -> Revision = { state in
+            try engine.apply(
+                [["type": "activity.update", "id": "c1", "content": ["state": state]]] as [JSONValue], at: Self.start)
+        }
+        let read = try update(["currentStatus": "preparing", "orderNote": "no sugar"])
+        #expect(read.ops.contains { $0.path == "/activities/c1/render/compactTrailing" })
+        let unread = try update(["currentStatus": "preparing", "orderNote": "oat milk"])
+        #expect(!unread.ops.contains { $0.path.isWithin("/activities/c1/render") })
+        #expect(unread.ops.contains { $0.path == "/activities/c1/content/state/orderNote" })
+        #expect(
+            engine.value(at: "/activities/c1/render/compactTrailing") == #"<span class="islet-status">Brewing</span>"#)
+        _ = try update(["currentStatus": "outForDelivery", "orderNote": "oat milk"])
+        #expect(
+            engine.value(at: "/activities/c1/render/compactTrailing")
+                == #"<span class="islet-status">On its way!</span>"#)
+    }
+
+    @Test("a template put after a skipped rendering renders the state as it is now")
+    func templatePutAfterSkip() throws {
+        var engine = try self.engine()
+        func note(_ text: String) throws {
+            let state: JSONValue = ["currentStatus": "preparing", "orderNote": .string(text)]
+            _ = try engine.apply(
+                [["type": "activity.update", "id": "c1", "content": ["state": state]]] as [JSONValue], at: Self.start)
+        }
+        try note("one")
+        try note("two")
+        _ = try engine.apply(
+            [
+                [
+                    "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                    "slot": "minimal", "html": "<i>{{state.orderNote}}</i>",
+                ]
+            ] as [JSONValue], at: Self.start)
+        #expect(engine.value(at: "/activities/c1/render/minimal") == "<i>two</i>")
+        try note("three")
+        #expect(engine.value(at: "/activities/c1/render/minimal") == "<i>three</i>", "the app's template reads it")
+    }
 }

@@ -4,7 +4,7 @@ extension StateDocument {
     /// bytes are ready (and once more at the end), so a large document never sits in memory twice.
     /// - Complexity: O(size of the document + k log k per section to sort keys).
     func write(
-        chunkSize: Int, virtual: VirtualSection?, member: VirtualMember? = nil, to sink: ([UInt8]) throws -> Void
+        chunkSize: Int, virtual: VirtualSection?, members: [VirtualMember] = [], to sink: ([UInt8]) throws -> Void
     ) rethrows {
         var writer = JSONWriter(reservingCapacity: chunkSize + 4096)
         writer.writeRaw("{")
@@ -13,7 +13,7 @@ extension StateDocument {
             writer.write(string: section.rawValue)
             writer.writeRaw(":{")
             let isVirtual = virtual?.section == section
-            let spliced = member?.section == section ? member : nil
+            let spliced = members.first { $0.section == section }
             for (index, key) in (isVirtual ? virtual!.keys : self.sortedKeys(of: section)).enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
@@ -37,9 +37,9 @@ extension StateDocument {
     }
 
     /// The canonical encoding in one buffer.
-    func encoded(virtual: VirtualSection?, member: VirtualMember? = nil) -> [UInt8] {
+    func encoded(virtual: VirtualSection?, members: [VirtualMember] = []) -> [UInt8] {
         var bytes: [UInt8] = []
-        self.write(chunkSize: 1 << 20, virtual: virtual, member: member) { bytes.append(contentsOf: $0) }
+        self.write(chunkSize: 1 << 20, virtual: virtual, members: members) { bytes.append(contentsOf: $0) }
         return bytes
     }
 }

@@ -53,7 +53,7 @@ struct StateDocument: Sendable {
 
     /// A section as one JSON object.
     /// - Complexity: O(k log k).
-    func object(of section: DocumentSection, virtual: VirtualSection? = nil, member: VirtualMember? = nil)
+    func object(of section: DocumentSection, virtual: VirtualSection? = nil, members: [VirtualMember] = [])
         -> JSONObject
     {
         if let virtual, virtual.section == section {
@@ -61,7 +61,7 @@ struct StateDocument: Sendable {
         }
         let entries = self.sections[section.ordinal]
         let keys = entries.keys.sorted()
-        guard let member, member.section == section, !keys.isEmpty else {
+        guard let member = members.first(where: { $0.section == section }), !keys.isEmpty else {
             return JSONObject(sortedUniqueMembers: keys.map { .init(key: $0, value: entries[$0]!) })
         }
         return JSONObject(
@@ -70,11 +70,11 @@ struct StateDocument: Sendable {
 
     /// The whole document as one JSON value.
     /// - Complexity: O(size of the document).
-    func value(virtual: VirtualSection?, member: VirtualMember? = nil) -> JSONValue {
+    func value(virtual: VirtualSection?, members: [VirtualMember] = []) -> JSONValue {
         .object(
             JSONObject(
                 sortedUniqueMembers: DocumentSection.allCases.map {
-                    .init(key: $0.rawValue, value: .object(self.object(of: $0, virtual: virtual, member: member)))
+                    .init(key: $0.rawValue, value: .object(self.object(of: $0, virtual: virtual, members: members)))
                 }))
     }
 
@@ -82,14 +82,14 @@ struct StateDocument: Sendable {
     /// - Complexity: O(log n) to find the entity, plus the walk below it; whole sections cost
     ///   O(k log k) and the root O(size of the document); a read that includes a virtual
     ///   member costs what building it costs.
-    func value(at pointer: JSONPointer, virtual: VirtualSection? = nil, member: VirtualMember? = nil) -> JSONValue? {
+    func value(at pointer: JSONPointer, virtual: VirtualSection? = nil, members: [VirtualMember] = []) -> JSONValue? {
         let tokens = pointer.tokens
-        guard let first = tokens.first else { return self.value(virtual: virtual, member: member) }
+        guard let first = tokens.first else { return self.value(virtual: virtual, members: members) }
         guard let section = DocumentSection(rawValue: first) else { return nil }
-        guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual, member: member)) }
+        guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual, members: members)) }
         guard var entry = self[section, tokens[1]] else { return nil }
         let inside = Array(tokens.dropFirst(2))
-        if let member, member.section == section, member.isAffected(by: inside) {
+        if let member = members.first(where: { $0.section == section }), member.isAffected(by: inside) {
             entry = member.splice(member.value(tokens[1]), into: entry)
         }
         return entry[JSONPointer(tokens: inside)]
@@ -97,11 +97,13 @@ struct StateDocument: Sendable {
 }
 
 /// A member of every entry of a section that the document does not store: entries hold `null`
-/// at `path`, and reads put the entry's value there (built from the model per read).
+/// at `path`, and reads put the entry's value there (built from the model per read). A section
+/// has at most one.
 ///
 /// The Lock Screen list of every device's scene is one: 10,000 activities make it a
 /// 10,000-element array, which a revision that reorders it would otherwise copy (the engine's
-/// trial copy shares it).
+/// trial copy shares it). An app's delivery log is another: a push would otherwise rewrite the
+/// app's stored entry with its log of 100 records.
 struct VirtualMember {
     let section: DocumentSection
     /// Where the member is, inside an entry.

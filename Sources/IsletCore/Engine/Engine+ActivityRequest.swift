@@ -6,7 +6,7 @@ extension Engine {
         guard let app = self.apps[request.app] else {
             throw APIError(.notFound, "no app \"\(request.app)\"; create it with app.upsert", field: "/app")
         }
-        if let id = request.id, self.activities[id] != nil {
+        if let id = request.id, self.activities.contains(id) {
             throw APIError(.conflict, "activity \"\(id)\" already exists", field: "/id")
         }
         let device = try self.commandDevice(request.device)
@@ -140,7 +140,7 @@ extension Engine {
         while true {
             self.counters.activityNumber += 1
             let id = "activity-\(self.counters.activityNumber)"
-            if self.activities[id] == nil { return id }
+            if !self.activities.contains(id) { return id }
         }
     }
 }

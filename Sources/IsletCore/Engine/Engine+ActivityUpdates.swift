@@ -4,7 +4,7 @@ internal import HashTreeCollections
 /// and the push path of LA-11 (budget, throttling, low-priority delay).
 extension Engine {
     mutating func receiveUpdate(_ update: ActivityUpdate) throws(APIError) -> JSONValue {
-        guard self.activities[update.id] != nil else {
+        guard self.activities.contains(update.id) else {
             throw APIError(.notFound, "no activity \"\(update.id)\"", field: "/id")
         }
         if let held = self.holdPush(update.json, activity: update.id, event: "update", update.delivery) { return held }
@@ -12,7 +12,7 @@ extension Engine {
     }
 
     mutating func receiveEnd(_ end: ActivityEnd) throws(APIError) -> JSONValue {
-        guard self.activities[end.id] != nil else {
+        guard self.activities.contains(end.id) else {
             throw APIError(.notFound, "no activity \"\(end.id)\"", field: "/id")
         }
         if let held = self.holdPush(end.json, activity: end.id, event: "end", end.delivery) { return held }

@@ -74,7 +74,7 @@ extension Engine {
     /// Records the ignored push in the app's deliveries; nothing else changes (no budget is
     /// drawn: the device dropped the push before acting on it).
     mutating func recordIgnoredPush(_ push: IgnoredPush) throws(APIError) -> JSONValue {
-        guard self.apps[push.app] != nil else { throw APIError(.notFound, "no app \"\(push.app)\"", field: "/app") }
+        guard self.apps.contains(push.app) else { throw APIError(.notFound, "no app \"\(push.app)\"", field: "/app") }
         self.recordDelivery(
             push.app, event: push.event, activity: push.activity, push.delivery, outcome: "ignored",
             reason: push.reason, channel: push.channel, detail: push.detail)
@@ -98,7 +98,7 @@ extension Engine {
         _ appID: String, event: String?, activity: String?, _ delivery: DeliveryInput, outcome: String, reason: String?,
         channel: String? = nil, subscribers: Int? = nil, applied: Int? = nil, detail: String? = nil
     ) {
-        guard var app = self.apps[appID] else { return }
+        guard self.apps.contains(appID) else { return }
         var record: JSONObject = [
             "activity": activity.map(JSONValue.string) ?? .null,
             "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
@@ -115,10 +115,18 @@ extension Engine {
             if let applied { record["appliedTo"] = .number(Double(applied)) }
         }
         if let detail { record["detail"] = .string(detail) }
-        app.deliveries.append(.object(record))
-        let excess = app.deliveries.count - self.configuration.deliveriesKept
-        if excess > 0 { app.deliveries.removeFirst(excess) }
-        self.apps[appID] = app
-        self.changes.appendedDeliveries[appID, default: 0] += 1
+        self.noteLogChange(of: appID, appending: 1)
+        let kept = self.configuration.deliveriesKept
+        self.deliveryLogs.updateValue(forKey: appID, default: []) { log in
+            log.append(.object(record))
+            if log.count > kept { log.removeFirst(log.count - kept) }
+        }
+    }
+
+    /// Called before an app's log changes: the first time in a revision, remembers how many
+    /// records the document shows, from which the log's operations follow.
+    mutating func noteLogChange(of appID: String, appending records: Int = 0) {
+        let published = self.deliveryLogs[appID]?.count ?? 0
+        self.changes.deliveryLogs[appID, default: DeliveryLogChange(published: published)].appended += records
     }
 }

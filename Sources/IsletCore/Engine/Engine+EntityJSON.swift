@@ -103,7 +103,7 @@ extension Engine {
             "attributesTypes": .array(app.attributesTypes.map(JSONValue.string)),
             "budgets": ["push": self.budgetJSON(app, .push), "pushToStart": self.budgetJSON(app, .pushToStart)],
             "channels": channels,
-            "deliveries": .array(app.deliveries),
+            "deliveries": .null,
             "foreground": .bool(app.foreground),
             "frequentUpdates": .bool(app.frequentUpdates),
             "id": .string(app.id),

@@ -86,7 +86,7 @@ extension Engine {
         if existing == nil, self.devices.count >= EngineLimits.devices {
             throw EngineLimits.refuse("devices", EngineLimits.devices, name: "devices", field: "/id")
         }
-        if let app = upsert.foregroundApp, !app.isEmpty, self.apps[app] == nil {
+        if let app = upsert.foregroundApp, !app.isEmpty, !self.apps.contains(app) {
             throw APIError(.invalidArgument, "no app \"\(app)\" to bring to the foreground", field: "/foregroundApp")
         }
         self.devices[upsert.id] = device
@@ -147,13 +147,13 @@ extension Engine {
     }
 
     private mutating func upsertApp(_ upsert: AppUpsert) throws(APIError) -> JSONValue {
-        if self.apps[upsert.id] == nil, self.apps.count >= EngineLimits.apps {
+        if !self.apps.contains(upsert.id), self.apps.count >= EngineLimits.apps {
             throw EngineLimits.refuse("apps", EngineLimits.apps, name: "apps", field: "/id")
         }
         var app =
             self.apps[upsert.id]
             ?? App(id: upsert.id, pushToStartToken: self.newToken(for: "push-to-start:" + upsert.id))
-        let isNew = self.apps[upsert.id] == nil
+        let isNew = !self.apps.contains(upsert.id)
         let before = app
         if let name = upsert.name { app.name = name }
         if let colors = upsert.identity {
@@ -204,6 +204,8 @@ extension Engine {
         self.forgetRetiredTokens(of: id)
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil
+        self.noteLogChange(of: id)
+        self.deliveryLogs[id] = nil
         self.changes.apps.insert(id)
         return [:]
     }

@@ -12,7 +12,7 @@ extension Engine {
         for id in self.changes.activities.sorted() {
             self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &operations)
         }
-        for id in self.changes.apps.union(self.changes.appendedDeliveries.keys).sorted() {
+        for id in self.changes.apps.union(self.changes.deliveryLogs.keys).sorted() {
             self.storeApp(id, into: &operations)
         }
         self.storeClock(into: &operations)
@@ -91,51 +91,57 @@ extension Engine {
         }
     }
 
-    /// Stores an app. Its delivery log only ever gains records at the end and loses the oldest,
-    /// so its operations follow from counts instead of a comparison of the two logs; its
-    /// channels are rebuilt and compared only where they changed. An app whose log alone grew
-    /// (the push path's common case: `recordDelivery` does not mark the app changed) is not
-    /// rebuilt at all.
+    /// Stores an app. Its stored entry holds no delivery log (``VirtualMember``): the log only
+    /// ever gains records at the end and loses the oldest, so its operations follow from counts,
+    /// and an app whose log alone changed (the push path's common case: `recordDelivery` does
+    /// not mark the app changed) is neither rebuilt nor stored. Its channels are rebuilt and
+    /// compared only where they changed.
     private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
-        guard let app = self.apps[id], let old = self.document[.apps, id], case .object(let oldObject) = old,
-            case .object(var channels)? = old["channels"], let oldCount = old["deliveries"]?.arrayValue?.count
-        else {
-            self.store(.apps, id, self.apps[id].map(self.appJSON), into: &operations)
-            return
-        }
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
-        let appended = self.changes.appendedDeliveries[id]
-        var new = oldObject
-        if self.changes.apps.contains(id) {
-            let channelPath = path.appending("channels")
-            for channelID in (self.changes.channels[id] ?? []).sorted() {
-                let before = channels[channelID]
-                let after = app.channels[channelID].map(self.channelJSON)
-                switch (before, after) {
-                case (nil, nil): continue
-                case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
-                case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
-                case (let was?, let value?): JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
+        let log = self.deliveryLogs[id] ?? []
+        switch (self.document[.apps, id], self.apps[id]) {
+        case (nil, nil):
+            return
+        case (nil, let app?):
+            let stored = self.appJSON(app)
+            var added = stored
+            try? added.set(.array(log), at: Self.deliveriesPointer)
+            operations.append(.add(path, added))
+            self.document[.apps, id] = stored
+            return
+        case (_?, nil):
+            operations.append(.remove(path))
+            self.document[.apps, id] = nil
+            return
+        case (.object(let old)?, let app?):
+            if self.changes.apps.contains(id), case .object(var channels)? = old["channels"] {
+                let channelPath = path.appending("channels")
+                for channelID in (self.changes.channels[id] ?? []).sorted() {
+                    let before = channels[channelID]
+                    let after = app.channels[channelID].map(self.channelJSON)
+                    switch (before, after) {
+                    case (nil, nil): continue
+                    case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
+                    case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
+                    case (let was?, let value?):
+                        JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
+                    }
+                    channels[channelID] = after
                 }
-                channels[channelID] = after
+                let rebuilt = self.appJSON(app, channels: .object(channels))
+                if case .object(let new) = rebuilt {
+                    JSONPatch.diff(old, new, skipping: ["channels"], path, &operations)
+                }
+                self.document[.apps, id] = rebuilt
             }
-            guard case .object(let rebuilt) = self.appJSON(app, channels: .object(channels)) else { return }
-            new = rebuilt
-            JSONPatch.diff(oldObject, new, skipping: appended == nil ? ["channels"] : ["channels", "deliveries"], path, &operations)
-        } else {
-            new["deliveries"] = .array(app.deliveries)
+        case (_?, _?):
+            preconditionFailure("app \(id)'s stored entry is not an object")
         }
-        if let appended {
-            let log = path.appending("deliveries")
-            let kept = min(appended, app.deliveries.count)
-            let dropped = oldCount + kept - app.deliveries.count
-            for _ in 0..<dropped { operations.append(.remove(log.appending(0))) }
-            for offset in 0..<kept {
-                let index = app.deliveries.count - kept + offset
-                operations.append(.add(log.appending(index), app.deliveries[index]))
-            }
-        }
-        self.document[.apps, id] = .object(new)
+        guard let change = self.changes.deliveryLogs[id] else { return }
+        let logPath = path.appending(Self.deliveriesPointer)
+        let kept = min(change.appended, log.count)
+        for _ in 0..<(change.published + kept - log.count) { operations.append(.remove(logPath.appending(0))) }
+        for index in (log.count - kept)..<log.count { operations.append(.add(logPath.appending(index), log[index])) }
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new
@@ -195,14 +201,11 @@ extension Engine {
         }
     }
 
-    /// Renders the fragments of every activity whose content or state changed.
+    /// Renders the fragments of every activity whose content or state changed; one whose
+    /// templates read none of the change keeps its fragments and leaves `renders`.
     private mutating func renderTouched() {
         for id in self.changes.renders.sorted() {
-            guard var activity = self.activities[id] else { continue }
-            let rendered = self.render(activity)
-            activity.render = rendered
-            activity.renderedFragments = Self.fragmentsJSON(rendered)
-            self.activities[id] = activity
+            if !self.rerender(id) { self.changes.renders.remove(id) }
         }
     }
 

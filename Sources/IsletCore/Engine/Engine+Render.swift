@@ -2,7 +2,25 @@ internal import HashTreeCollections
 
 /// Calling the renderer: the context an activity's templates see, and which templates apply.
 extension Engine {
-    func render(_ activity: Activity) -> RenderedPresentation {
+    /// Renders an activity's fragments again, unless nothing its templates read changed since
+    /// they were last rendered (``ContextReads``). Returns whether it rendered.
+    mutating func rerender(_ id: String) -> Bool {
+        guard var activity = self.activities[id] else { return false }
+        let context = self.renderContext(activity)
+        if let last = activity.render, let lastContext = activity.renderedContext,
+            last.reads.agree(lastContext, context)
+        {
+            return false
+        }
+        let rendered = self.render(activity, context: context)
+        activity.render = rendered
+        activity.renderedFragments = Self.fragmentsJSON(rendered)
+        activity.renderedContext = context
+        self.activities[id] = activity
+        return true
+    }
+
+    private func render(_ activity: Activity, context: JSONValue) -> RenderedPresentation {
         var templates: [PresentationSlot: any CompiledTemplate] = [:]
         if self.templates.hasTemplates(app: activity.app) {
             let target = "activity:" + activity.attributesType
@@ -12,7 +30,7 @@ extension Engine {
             }
         }
         let request = PresentationRenderRequest(
-            attributesType: activity.attributesType, templates: templates, context: self.renderContext(activity))
+            attributesType: activity.attributesType, templates: templates, context: context)
         return self.renderer.render(request)
     }
 

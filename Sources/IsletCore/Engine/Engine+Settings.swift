@@ -93,7 +93,7 @@ extension Engine {
     /// `template.put`: validates (PR-8: no controls in compact or minimal slots) and compiles
     /// the template, then re-renders the app's activities of that type.
     mutating func putTemplate(_ put: TemplatePut) throws(APIError) -> JSONValue {
-        guard self.apps[put.app] != nil else {
+        guard self.apps.contains(put.app) else {
             throw APIError(.notFound, "no app \"\(put.app)\"", field: "/app")
         }
         let slot = PresentationSlot(rawValue: put.slot)?.slot ?? TemplateSlot(name: put.slot, allowsControls: true)
@@ -118,6 +118,7 @@ extension Engine {
             source: put.html, compiled: compiled)
         let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil
         for id in self.apps[put.app]?.activities ?? [] where self.activities[id]?.attributesType == type {
+            self.activities[id]?.renderedContext = nil
             self.changes.touchActivity(id, render: true)
         }
         if put.target.hasPrefix("widget:") {

@@ -96,7 +96,7 @@ extension Engine {
         guard let family = upsert.family else {
             throw APIError(.invalidArgument, "\"family\" is required to create a widget", field: "/family")
         }
-        guard self.apps[app] != nil else {
+        guard self.apps.contains(app) else {
             throw APIError(.notFound, "no app \"\(app)\"; create it with app.upsert", field: "/app")
         }
         guard self.widgets.count < EngineLimits.widgets else {

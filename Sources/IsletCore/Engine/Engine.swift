@@ -23,6 +23,9 @@ public struct Engine: Sendable {
 
     var devices: TreeDictionary<String, Device> = [:]
     var apps = EntityMap<App>()
+    /// Each app's last `deliveriesKept` delivery records (JSON objects), newest last. Kept
+    /// apart from the app (whose box a change copies whole) so that a delivery appends in place.
+    var deliveryLogs: TreeDictionary<String, [JSONValue]> = [:]
     var activities = EntityMap<Activity>()
     var widgets = EntityTable<Widget>()
     var stacks = EntityTable<Stack>()
@@ -95,7 +98,7 @@ public struct Engine: Sendable {
     public func value(at pointer: JSONPointer) -> JSONValue? {
         let tokens = pointer.tokens
         guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
-            return self.document.value(at: pointer, virtual: self.widgetSection, member: self.lockScreenMember)
+            return self.document.value(at: pointer, virtual: self.widgetSection, members: self.virtualMembers)
         }
         guard let widget = self.widgets[tokens[1]] else { return nil }
         let entries = tokens.count == 2 || tokens[2] == "timeline"
@@ -105,26 +108,33 @@ public struct Engine: Sendable {
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
     public var documentValue: JSONValue {
-        self.document.value(virtual: self.widgetSection, member: self.lockScreenMember)
+        self.document.value(virtual: self.widgetSection, members: self.virtualMembers)
     }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
     public var documentBytes: [UInt8] {
-        self.document.encoded(virtual: self.widgetSection, member: self.lockScreenMember)
+        self.document.encoded(virtual: self.widgetSection, members: self.virtualMembers)
     }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
         try self.document.write(
-            chunkSize: chunkSize, virtual: self.widgetSection, member: self.lockScreenMember, to: sink)
+            chunkSize: chunkSize, virtual: self.widgetSection, members: self.virtualMembers, to: sink)
     }
 
-    /// Every scene's `lockScreen.activities`, built from the device's index when read.
-    private var lockScreenMember: VirtualMember {
-        VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList(of: $0) }
+    /// Every scene's `lockScreen.activities`, built from the device's index when read, and
+    /// every app's `deliveries`, read from its log.
+    private var virtualMembers: [VirtualMember] {
+        [
+            VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList(of: $0) },
+            VirtualMember(section: .apps, path: Self.deliveriesPointer) { .array(self.deliveryLogs[$0] ?? []) },
+        ]
     }
+
+    /// Where an app's delivery log sits in its entry.
+    static let deliveriesPointer: JSONPointer = "/deliveries"
 
     /// PR-6: a device's Lock Screen activity ids in order, as the document shows them.
     /// - Complexity: O(n).

@@ -42,9 +42,9 @@ struct ChangeSet: Sendable {
     /// Activities whose fragments must be rendered again before their JSON is rebuilt.
     var renders: Set<String> = []
     var apps: Set<String> = []
-    /// How many delivery records each app appended in this revision (their ops are known
-    /// without comparing the logs; an app not also in `apps` is not rebuilt).
-    var appendedDeliveries: [String: Int] = [:]
+    /// The apps whose delivery log changed in this revision (their ops follow from the counts,
+    /// without comparing logs; an app not also in `apps` is not rebuilt).
+    var deliveryLogs: [String: DeliveryLogChange] = [:]
     /// The channels of each app that changed in this revision (created, deleted, broadcast to,
     /// subscribed to): only their entries are rebuilt and compared.
     var channels: [String: Set<String>] = [:]
@@ -75,6 +75,14 @@ struct ChangeSet: Sendable {
         self.activities.insert(id)
         if render { self.renders.insert(id) }
     }
+}
+
+/// How an app's delivery log changed in a revision.
+struct DeliveryLogChange: Sendable {
+    /// How many records the document showed before the revision.
+    var published: Int
+    /// How many records the revision appended (some may be gone again, past `deliveriesKept`).
+    var appended = 0
 }
 
 extension Engine {

@@ -34,6 +34,8 @@ struct Activity: Sendable, Hashable {
     var render: RenderedPresentation?
     /// `render`'s fragments as the document's JSON, built once per rendering.
     var renderedFragments: JSONValue = .null
+    /// The context `render` came from; `nil` when its templates changed since.
+    var renderedContext: JSONValue?
 
     /// LA-4: pending, active and stale activities count towards the limits.
     var isOngoing: Bool { self.phase == .pending || self.phase == .active || self.phase == .stale }

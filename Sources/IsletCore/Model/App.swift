@@ -30,8 +30,6 @@ struct App: Sendable, Hashable {
     var channels: TreeDictionary<String, Channel> = [:]
     var pushBudget = Budget()
     var pushToStartBudget = Budget()
-    /// The last `deliveriesKept` delivery records (JSON objects), newest last.
-    var deliveries: [JSONValue] = []
     /// Priority-10 pushes over budget, applied when the budget returns (LA-11), oldest first;
     /// at most one per activity or channel (AP-9).
     var throttled: [PendingDelivery] = []

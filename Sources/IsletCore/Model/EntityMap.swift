@@ -31,6 +31,10 @@ struct EntityMap<Value: Sendable>: Sendable {
         set { self.boxes[id] = newValue.map(Box.init) }
     }
 
+    /// Whether an entity has this id, without copying it out of its box.
+    /// - Complexity: O(log n).
+    func contains(_ id: String) -> Bool { self.boxes[id] != nil }
+
     /// Removes an entity and returns it.
     /// - Complexity: O(log n).
     @discardableResult

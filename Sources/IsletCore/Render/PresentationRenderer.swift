@@ -86,11 +86,18 @@ public struct RenderedPresentation: Sendable, Hashable {
     /// Heights the templates declared, in points; `nil` when a template declared none.
     public var expandedHeight: Double?
     public var lockScreenHeight: Double?
+    /// What of the context these fragments came from; a context that agrees with it there
+    /// renders the same fragments with the same templates.
+    public var reads: ContextReads
 
-    public init(fragments: [PresentationSlot: String], expandedHeight: Double? = nil, lockScreenHeight: Double? = nil) {
+    public init(
+        fragments: [PresentationSlot: String], expandedHeight: Double? = nil, lockScreenHeight: Double? = nil,
+        reads: ContextReads = .everything
+    ) {
         self.fragments = fragments
         self.expandedHeight = expandedHeight
         self.lockScreenHeight = lockScreenHeight
+        self.reads = reads
     }
 
     public subscript(slot: PresentationSlot) -> String { self.fragments[slot] ?? "" }

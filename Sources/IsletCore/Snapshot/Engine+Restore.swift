@@ -31,8 +31,9 @@ extension Engine {
             self.devices[device.id] = device
             self.indexes.addDevice(device.id)
         }
-        for app in try root.array("apps", restoreApp) {
+        for (app, deliveries) in try root.array("apps", restoreApp) {
             self.apps[app.id] = app
+            self.deliveryLogs[app.id] = deliveries
             self.tokens[app.pushToStartToken] = .pushToStart(app: app.id, device: nil, attributesType: nil)
             for (key, typed) in app.pushToStartTokens {
                 self.tokens[typed.token] = .pushToStart(app: app.id, device: key.device, attributesType: key.attributesType)
@@ -65,7 +66,7 @@ extension Engine {
     }
 
     private mutating func restore(_ activity: Activity) throws(APIError) {
-        guard self.apps[activity.app] != nil else {
+        guard self.apps.contains(activity.app) else {
             throw APIError(.invalidArgument, "snapshot: activity \(activity.id) names a missing app")
         }
         self.activities[activity.id] = activity
@@ -78,7 +79,7 @@ extension Engine {
     }
 
     private mutating func restore(_ widget: Widget) throws(APIError) {
-        guard self.apps[widget.app] != nil else {
+        guard self.apps.contains(widget.app) else {
             throw APIError(.invalidArgument, "snapshot: widget \(widget.id) names a missing app")
         }
         self.widgets[widget.id] = widget
@@ -126,11 +127,7 @@ extension Engine {
 
     /// Writes every entity into the document (no operations: this is revision `rev` itself).
     private mutating func rebuildDocument() {
-        for id in self.activities.keys.sorted() {
-            let rendered = self.render(self.activities[id]!)
-            self.activities[id]?.render = rendered
-            self.activities[id]?.renderedFragments = Self.fragmentsJSON(rendered)
-        }
+        for id in self.activities.keys.sorted() { _ = self.rerender(id) }
         for id in self.devices.keys { self.sceneBase.islands[id] = self.islandPick(on: id) }
         for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
@@ -194,7 +191,7 @@ private func restoreExpansion(_ reader: SnapshotReader) throws(APIError) -> Expa
         deadline: try reader.count("deadline"))
 }
 
-private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
+private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> (App, deliveries: [JSONValue]) {
     var app = App(id: try reader.string("id"), pushToStartToken: try reader.string("pushToStartToken"))
     app.name = try reader.string("name")
     let identity = try reader.nested("identity")
@@ -207,7 +204,6 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
     app.pushBudget = try restoreBudget(try reader.nested("pushBudget"))
     app.pushToStartBudget = try restoreBudget(try reader.nested("pushToStartBudget"))
     guard let deliveries = try reader.value("deliveries").arrayValue else { throw reader.fail("deliveries") }
-    app.deliveries = deliveries
     app.throttled = try reader.array("throttled", restorePending)
     app.deferred = try reader.array("deferred", restorePending)
     app.shortcuts = try reader.array("shortcuts", restoreShortcut)
@@ -223,7 +219,7 @@ private func restoreApp(_ reader: SnapshotReader) throws(APIError) -> App {
             app.channels[channel.id] = channel
         }
     }
-    return app
+    return (app, deliveries)
 }
 
 private func restoreBudget(_ reader: SnapshotReader) throws(APIError) -> Budget {

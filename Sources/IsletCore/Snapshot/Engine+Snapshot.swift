@@ -34,7 +34,8 @@ extension Engine {
             "configuration": self.configuration.json,
             "counters": .object(counters),
             "devices": .array(self.devices.keys.sorted().map { snapshotJSON(self.devices[$0]!) }),
-            "apps": .array(self.apps.keys.sorted().map { snapshotJSON(self.apps[$0]!) }),
+            "apps": .array(
+                self.apps.keys.sorted().map { snapshotJSON(self.apps[$0]!, deliveries: self.deliveryLogs[$0] ?? []) }),
             "activities": .array(self.activities.keys.sorted().map { snapshotJSON(self.activities[$0]!) }),
             "templates": .array(
                 self.templates.keys.sorted().map { key in
@@ -98,7 +99,7 @@ func snapshotJSON(_ expansion: Expansion) -> JSONValue {
     ]
 }
 
-func snapshotJSON(_ app: App) -> JSONValue {
+func snapshotJSON(_ app: App, deliveries: [JSONValue]) -> JSONValue {
     let identity = [
         ("tint", app.identity.tint), ("background", app.identity.background),
         ("foreground", app.identity.foreground), ("keyline", app.identity.keyline),
@@ -108,7 +109,7 @@ func snapshotJSON(_ app: App) -> JSONValue {
         "liveActivitiesEnabled": .bool(app.liveActivitiesEnabled), "frequentUpdates": .bool(app.frequentUpdates),
         "foreground": .bool(app.foreground), "pushToStartToken": .string(app.pushToStartToken),
         "pushBudget": snapshotJSON(app.pushBudget), "pushToStartBudget": snapshotJSON(app.pushToStartBudget),
-        "deliveries": .array(app.deliveries),
+        "deliveries": .array(deliveries),
         "throttled": .array(app.throttled.map(snapshotJSON)), "deferred": .array(app.deferred.map(snapshotJSON)),
         "shortcuts": .array(app.shortcuts.map(\.json)), "nextShortcutOrder": .number(Double(app.nextShortcutOrder)),
     ]

@@ -20,7 +20,8 @@ extension BuiltInPresentation {
             .expandedHeight: "160",
             .lockScreenHeight: "160",
         ],
-        prepare: { context in
+        reads: ["state.currentStatus", "state.status"],
+        view: { context in
             let status = (context.at("state.currentStatus") ?? context.at("state.status"))?.stringValue ?? ""
             let (step, text, detail): (Int, String, String)
             switch status {
@@ -35,7 +36,7 @@ extension BuiltInPresentation {
                 "step": .number(Double(step)), "statusText": .string(text), "statusDetail": .string(detail),
                 "received": .bool(step == 1), "brewing": .bool(step == 2), "onItsWay": .bool(step == 3),
             ]
-            return context.setting("view", view)
+            return view
         })
 
     private static let steps =

@@ -17,13 +17,14 @@ extension BuiltInPresentation {
             .lockScreen:
                 #"<section class="islet-default"><h1>{{app.name}}</h1><dl class="islet-state">{{#stateEntries}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/stateEntries}}</dl>{{#activity.isStale}}<p class="islet-stale">Out of date</p>{{/activity.isStale}}</section>"#,
         ],
-        prepare: { context in
-            let state = context["state"]?.objectValue ?? JSONObject()
+        reads: ["state", "app.name"],
+        view: { context in
+            let state = context.at("state")?.objectValue ?? JSONObject()
             let name = context.at("app.name")?.stringValue ?? ""
             var view: JSONObject = ["initial": .string(name.first.map { String($0).uppercased() } ?? "")]
             if let first = state.members.first {
                 view["first"] = ["key": .string(first.key), "value": .string(displayText(first.value))]
             }
-            return context.setting("view", .object(view))
+            return .object(view)
         })
 }

@@ -21,7 +21,8 @@ extension BuiltInPresentation {
             .expandedHeight: #"{{#view.found}}160{{/view.found}}{{^view.found}}84{{/view.found}}"#,
             .lockScreenHeight: #"{{#view.found}}160{{/view.found}}{{^view.found}}84{{/view.found}}"#,
         ],
-        prepare: { context in
+        reads: ["state.driver", "state.status"],
+        view: { context in
             let found = context.at("state.driver")?.objectValue != nil
             let status = context.at("state.status")?.stringValue ?? (found ? "driverFound" : "searching")
             let text: String
@@ -32,7 +33,7 @@ extension BuiltInPresentation {
             default: text = found ? "Driver found" : "Finding a driver"
             }
             let view: JSONValue = ["found": .bool(found), "searching": .bool(!found), "statusText": .string(text)]
-            return context.setting("view", view)
+            return view
         })
 
     private static let driver =

@@ -20,7 +20,8 @@ extension BuiltInPresentation {
             .expandedHeight: #"{{#view.halftime}}84{{/view.halftime}}{{^view.halftime}}160{{/view.halftime}}"#,
             .lockScreenHeight: #"{{#view.halftime}}84{{/view.halftime}}{{^view.halftime}}160{{/view.halftime}}"#,
         ],
-        prepare: { context in
+        reads: ["state.period", "state.halftime", "state.clock", "state.plays"],
+        view: { context in
             let period = context.at("state.period").map(displayText) ?? ""
             let halftime = context.at("state.halftime")?.boolValue == true || ["HT", "Halftime"].contains(period)
             let clock = context.at("state.clock").map(displayText)
@@ -28,11 +29,11 @@ extension BuiltInPresentation {
             let text = halftime ? "Halftime" : [period, clock ?? ""].filter { !$0.isEmpty }.joined(separator: " · ")
             let view: JSONValue = [
                 "halftime": .bool(halftime), "periodText": .string(text),
-                "recentPlays": .array(allPlays.suffix(3).map { .string(displayText($0)) }),
+                "recentPlays": .array(allPlays.suffix(3).map { ["text": .string(displayText($0))] }),
             ]
-            return context.setting("view", view)
+            return view
         })
 
     private static let plays =
-        #"{{^view.halftime}}<ol class="islet-plays">{{#view.recentPlays}}<li>{{.}}</li>{{/view.recentPlays}}</ol>{{/view.halftime}}"#
+        #"{{^view.halftime}}<ol class="islet-plays">{{#view.recentPlays}}<li>{{text}}</li>{{/view.recentPlays}}</ol>{{/view.halftime}}"#
 }

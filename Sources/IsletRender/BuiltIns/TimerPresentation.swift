@@ -19,7 +19,8 @@ extension BuiltInPresentation {
             .expandedHeight: "84",
             .lockScreenHeight: "84",
         ],
-        prepare: { context in
+        reads: ["state.paused", "state.remainingSeconds"],
+        view: { context in
             let paused = context.at("state.paused")?.boolValue == true
             let remaining = context.at("state.remainingSeconds")?.numberValue.map(formatDuration) ?? ""
             let view: JSONValue = [
@@ -27,7 +28,7 @@ extension BuiltInPresentation {
                 "toggleAction": .string(paused ? "resume" : "pause"),
                 "toggleLabel": .string(paused ? "Resume" : "Pause"),
             ]
-            return context.setting("view", view)
+            return view
         })
 
     private static let remaining =

@@ -20,7 +20,8 @@ extension BuiltInPresentation {
             .expandedHeight: "160",
             .lockScreenHeight: "160",
         ],
-        prepare: { context in
+        reads: ["state.elapsedSeconds", "state.distanceMeters", "state.paused"],
+        view: { context in
             let elapsed = context.at("state.elapsedSeconds")?.numberValue ?? 0
             let meters = context.at("state.distanceMeters")?.numberValue ?? 0
             let paused = context.at("state.paused")?.boolValue == true
@@ -31,7 +32,7 @@ extension BuiltInPresentation {
                 "paused": .bool(paused), "toggleAction": .string(paused ? "resume" : "pause"),
                 "toggleLabel": .string(paused ? "Resume" : "Pause"),
             ]
-            return context.setting("view", view)
+            return view
         })
 
     private static let metrics =
