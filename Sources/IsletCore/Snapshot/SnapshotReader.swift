@@ -47,8 +47,9 @@ struct SnapshotReader {
         return number
     }
 
+    /// A whole number a Double holds exactly: below 2^53 (a fork's token salt uses all 53 bits).
     func count(_ key: String) throws(APIError) -> UInt64 {
-        guard let number = self.object[key]?.numberValue, number >= 0, number == number.rounded(), number < 9e15
+        guard let number = self.object[key]?.numberValue, number >= 0, number == number.rounded(), number < 0x1p53
         else { throw self.fail(key) }
         return UInt64(number)
     }

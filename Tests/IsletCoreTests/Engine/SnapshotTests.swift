@@ -120,4 +120,15 @@ import Testing
         #expect(error?.field == "/clock/rate")
         #expect(throws: APIError.self) { try Engine(snapshot: ["format": "other"], renderer: TestRenderer()) }
     }
+
+    @Test(
+        "a fork's token salt survives a snapshot across its whole 53-bit range",
+        arguments: [1, 8_999_999_999_999_999, 9_007_199_254_740_991] as [UInt64])
+    func tokenSalt(salt: UInt64) throws {
+        var sim = Simulation()
+        try sim.setUp()
+        let fork = sim.engine.forked(clock: nil, atWall: sim.wall, tokenSalt: salt)
+        let restored = try Engine(snapshot: try JSONParser().parse(fork.snapshotBytes), renderer: TestRenderer())
+        #expect(restored.snapshotBytes == fork.snapshotBytes)
+    }
 }
