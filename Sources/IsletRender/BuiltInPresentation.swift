@@ -18,8 +18,13 @@ struct BuiltInPresentation: Sendable {
 
 /// The render context as a built-in presentation's `view` sees it: only the paths it declared.
 struct DeclaredContext {
-    let context: JSONValue
-    let paths: [String]
+    private let context: JSONValue
+    private let paths: [String]
+
+    init(context: JSONValue, paths: [String]) {
+        self.context = context
+        self.paths = paths
+    }
 
     /// The value at a declared path; reading another is a bug in the presentation (the
     /// built-in tests render every presentation).
@@ -40,9 +45,10 @@ extension ContextReads {
     }
 }
 
-/// `m:ss`, or `h:mm:ss` from one hour.
+/// `m:ss`, or `h:mm:ss` from one hour. A state may hold any JSON number: past 1e15 s the text
+/// stops growing, so the conversion to `Int` cannot trap.
 func formatDuration(_ seconds: Double) -> String {
-    let total = max(0, Int(seconds.rounded(.down)))
+    let total = Int(min(max(seconds, 0), 1e15).rounded(.down))
     let (hours, minutes, secs) = (total / 3600, total % 3600 / 60, total % 60)
     func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return hours > 0 ? "\(hours):\(two(minutes)):\(two(secs))" : "\(minutes):\(two(secs))"

@@ -36,6 +36,17 @@ import Testing
     }
 
     @Test(
+        "the timer and workout render any JSON number, however large, without trapping",
+        arguments: [1e300, -1e300, 1.7976931348623157e308, 9.3e18, -9.3e18])
+    func hugeNumbers(value: Double) throws {
+        let timer = try self.render("TimerAttributes", state: ["remainingSeconds": .number(value)])
+        #expect(timer[.compactTrailing].contains(value > 0 ? "277777777777:46:40" : "0:00"))
+        let workout = try self.render(
+            "WorkoutAttributes", state: ["elapsedSeconds": .number(value), "distanceMeters": .number(value)])
+        #expect(workout[.expandedCenter].contains(value > 0 ? "1000000000000.0 km" : "-1000000000000.0 km"))
+    }
+
+    @Test(
         "templates that could emit unescaped text or hide tags are refused",
         arguments: [
             "{{{state.x}}}", "{{&state.x}}", "{{ &state.x}}", "{{%CONTENT_TYPE:TEXT}}{{state.x}}", "{{=<% %>=}}<%&x%>",

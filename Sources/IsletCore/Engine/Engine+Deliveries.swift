@@ -89,7 +89,7 @@ extension Engine {
             appID, event: event, activity: activity, delivery, outcome: outcome.outcome, reason: outcome.reason)
     }
 
-    /// Only the log changes (`changes.appendedDeliveries`): a caller that changes the app too
+    /// Only the log changes (`changes.deliveryLogs`): a caller that changes the app too
     /// marks it in `changes.apps` itself.
     /// - Parameters: `channel`, `subscribers` and `applied` describe a broadcast (one record per
     ///   broadcast, with how many subscribers it reached and applied it); `detail` says in words

@@ -200,7 +200,10 @@ extension Engine {
         for typed in app.pushToStartTokens.values { self.tokens[typed.token] = nil }
         self.tokens[app.pushToStartToken] = nil
         self.tokens[app.widgetPushToken] = nil
-        for channel in app.channels.keys { self.channelApps[channel] = nil }
+        for channel in app.channels.keys {
+            self.channelApps[channel] = nil
+            self.noteChange(ofChannel: channel, app: id)
+        }
         self.forgetRetiredTokens(of: id)
         for key in self.templates.keys where key.app == id { self.templates[key] = nil }
         self.apps[id] = nil

@@ -114,7 +114,10 @@ extension Engine {
             self.document[.apps, id] = nil
             return
         case (.object(let old)?, let app?):
-            if self.changes.apps.contains(id), case .object(var channels)? = old["channels"] {
+            if self.changes.apps.contains(id) {
+                guard case .object(var channels)? = old["channels"] else {
+                    preconditionFailure("app \(id)'s stored entry has no channels object")
+                }
                 let channelPath = path.appending("channels")
                 for channelID in (self.changes.channels[id] ?? []).sorted() {
                     let before = channels[channelID]

@@ -34,7 +34,8 @@ struct Activity: Sendable, Hashable {
     var render: RenderedPresentation?
     /// `render`'s fragments as the document's JSON, built once per rendering.
     var renderedFragments: JSONValue = .null
-    /// The context `render` came from; `nil` when its templates changed since.
+    /// The context `render` came from; `nil` before the first rendering (also after a restore)
+    /// and when its templates changed since.
     var renderedContext: JSONValue?
 
     /// LA-4: pending, active and stale activities count towards the limits.

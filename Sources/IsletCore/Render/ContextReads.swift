@@ -28,15 +28,16 @@ public struct ContextReads: Sendable, Hashable {
     /// Nothing read yet.
     public init() { self.init(names: [:], all: false) }
 
-    /// A member with this name is looked up; what matters of its value is its members that
-    /// are read too (and, for scalars and arrays, the value itself).
+    /// A member with this name is looked up; what matters of its value is the members that
+    /// are read too (of an object), the length and each element (of an array), or the value
+    /// itself (of a scalar).
     public mutating func readMembers(of name: String) {
-        if self.names[name] == nil { self.names[name] = .members }
+        if !self.all, self.names[name] == nil { self.names[name] = .members }
     }
 
     /// A member with this name is read whole, wherever it occurs.
     public mutating func readWhole(_ name: String) {
-        self.names[name] = .whole
+        if !self.all { self.names[name] = .whole }
     }
 
     /// The context is read whole (a template prints the current context, `{{.}}`).

@@ -25,10 +25,11 @@ extension BuiltInPresentation {
             let elapsed = context.at("state.elapsedSeconds")?.numberValue ?? 0
             let meters = context.at("state.distanceMeters")?.numberValue ?? 0
             let paused = context.at("state.paused")?.boolValue == true
-            let tenths = (meters / 100).rounded()
+            // Any JSON number may arrive; within ±1e15 m the conversion to `Int` cannot trap.
+            let tenths = Int((min(max(meters, -1e15), 1e15) / 100).rounded())
             let view: JSONValue = [
                 "elapsedText": .string(formatDuration(elapsed)),
-                "distanceText": .string("\(Int(tenths) / 10).\(Int(tenths) % 10) km"),
+                "distanceText": .string("\(tenths / 10).\(tenths % 10) km"),
                 "paused": .bool(paused), "toggleAction": .string(paused ? "resume" : "pause"),
                 "toggleLabel": .string(paused ? "Resume" : "Pause"),
             ]

@@ -1,10 +1,11 @@
 import IsletCore
 import Testing
 
-/// An app's delivery log is not stored in its document entry: reads take it from the log, and
-/// a revision's operations follow from counts. Every revision's patch must still turn the
-/// previous document into the next, however the log changed within the revision.
-@Suite struct DeliveryLogTests {
+/// An app's document entry is kept incrementally: its delivery log is not stored in it (reads
+/// take it from the log, and a revision's operations follow from counts), and its channels are
+/// patched one by one. Every revision's patch must still turn the previous document into the
+/// next, however the app changed within the revision.
+@Suite struct AppEntryTests {
     /// Runs each batch, checking that its patch replays onto the previous document.
     func replay(_ sim: inout Simulation, _ batches: [[JSONValue]]) throws {
         for batch in batches {
@@ -71,6 +72,23 @@ import Testing
         #expect(sim.get("/apps/coffee/deliveries/0/activity") == "a3")
         try self.replay(&sim, [[["type": "app.delete", "id": "coffee"]]])
         #expect(sim.get("/apps/coffee") == nil)
+    }
+
+    @Test("an app deleted and made again in one batch loses its channels")
+    func deleteAndRecreateChannels() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        let channel = try #require(sim.run(["type": "channel.create", "app": "coffee"]).results[0]["id"]?.stringValue)
+        #expect(sim.get("/apps/coffee/channels/\(channel)") != nil)
+        try self.replay(&sim, [
+            [
+                ["type": "app.delete", "id": "coffee"],
+                ["type": "app.upsert", "id": "coffee", "name": "Coffee", "foreground": true],
+            ]
+        ])
+        #expect(sim.get("/apps/coffee/channels") == [:])
+        let restored = try Engine(snapshot: try JSONParser().parse(sim.engine.snapshotBytes), renderer: TestRenderer())
+        #expect(restored.documentBytes == sim.engine.documentBytes)
     }
 
     @Test("a snapshot keeps the log, and the restored engine reads it back")
