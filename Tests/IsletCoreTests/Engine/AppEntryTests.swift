@@ -15,6 +15,19 @@ import Testing
         }
     }
 
+    /// App `coffee` with two records in its log: a1's start and an update.
+    func twoRecords() throws -> Simulation {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1")
+        try sim.run(self.update("a1", "preparing"))
+        return sim
+    }
+
+    func restored(_ sim: Simulation) throws -> Engine {
+        try Engine(snapshot: try JSONParser().parse(sim.engine.snapshotBytes), renderer: TestRenderer())
+    }
+
     func update(_ id: String, _ status: String) -> JSONValue {
         ["type": "activity.update", "id": .string(id), "content": ["state": ["status": .string(status)]]]
     }
@@ -41,10 +54,7 @@ import Testing
 
     @Test("an app deleted and made again in one batch shows only the new app's records")
     func deleteAndRecreate() throws {
-        var sim = Simulation()
-        try sim.setUp()
-        try sim.request("a1")
-        try sim.run(self.update("a1", "preparing"))
+        var sim = try self.twoRecords()
         #expect(sim.get("/apps/coffee/deliveries")?.arrayValue?.count == 2)
         try self.replay(&sim, [
             [
@@ -87,17 +97,14 @@ import Testing
             ]
         ])
         #expect(sim.get("/apps/coffee/channels") == [:])
-        let restored = try Engine(snapshot: try JSONParser().parse(sim.engine.snapshotBytes), renderer: TestRenderer())
+        let restored = try self.restored(sim)
         #expect(restored.documentBytes == sim.engine.documentBytes)
     }
 
     @Test("a snapshot keeps the log, and the restored engine reads it back")
     func snapshot() throws {
-        var sim = Simulation()
-        try sim.setUp()
-        try sim.request("a1")
-        try sim.run(self.update("a1", "preparing"))
-        let restored = try Engine(snapshot: try JSONParser().parse(sim.engine.snapshotBytes), renderer: TestRenderer())
+        let sim = try self.twoRecords()
+        let restored = try self.restored(sim)
         #expect(restored.value(at: "/apps/coffee/deliveries") == sim.get("/apps/coffee/deliveries"))
         #expect(restored.documentBytes == sim.engine.documentBytes)
     }
