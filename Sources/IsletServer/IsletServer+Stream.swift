@@ -113,7 +113,7 @@ extension IsletServer: TransportDelegate {
         guard let seconds = self.rateLimiter.take(max(1, cost), key: key, nowMilliseconds: milliseconds) else {
             return nil
         }
-        let wait = Int(seconds.rounded(.up))
+        let wait = Int(min(seconds, 1e9).rounded(.up))  // a tiny configured rate must not trap
         return APIError(.rateLimited, "too many commands for this token; retry in \(max(1, wait)) s")
     }
 

@@ -92,6 +92,19 @@ import Testing
         #expect(unescaped?.field == "/commands/0/html")
     }
 
+    @Test("the stocks design renders any JSON number, however large, without trapping")
+    func hugeStockNumbers() throws {
+        let tickers: JSONValue = [
+            "tickers": [
+                ["symbol": "BIG", "price": 1e300, "change": -1e300], ["symbol": "MAX", "price": 1.7976931348623157e308],
+            ]
+        ]
+        let engine = try Self.engine([("s", "stocks", "systemMedium")], content: tickers)
+        let html = try #require(engine.value(at: "/widgets/s/render/html")?.stringValue)
+        #expect(html.contains("1000000000000000.00"))
+        #expect(html.contains("−1000000000000000.00"))
+    }
+
     @Test("every built-in design renders in every family, and a placeholder of it has shapes but no text")
     func everyDesign() throws {
         let families = [

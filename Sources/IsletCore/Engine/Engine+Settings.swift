@@ -55,7 +55,8 @@ extension Engine {
         }
         let target: Instant
         if let seconds = advance.seconds {
-            target = self.now.adding(seconds: seconds)
+            // The clock stops at the last writable instant, as a wall-driven clock does.
+            target = min(self.now.adding(seconds: seconds), .latestWritable)
         } else {
             target = advance.to!
             guard target >= self.now else {

@@ -28,6 +28,17 @@ import Testing
         #expect(backwards?.field == "/commands/0/now")
     }
 
+    @Test("clock.advance stops at the last instant the document can write, however often it is sent")
+    func advanceStopsAtTheEnd() throws {
+        let start = try Instant(rfc3339: "9999-12-31T00:00:00Z")
+        var engine = Engine(renderer: TestRenderer(), at: start, clock: .virtual(now: start, atWall: start))
+        let decade: [JSONValue] = [["type": "clock.advance", "seconds": 315_360_000]]
+        let first = try engine.apply(decade, at: start)
+        #expect(first.at == .latestWritable)
+        #expect(engine.value(at: "/clock/now") == "9999-12-31T23:59:59.999Z")
+        #expect(try engine.apply(decade, at: start).at == .latestWritable)
+    }
+
     @Test("in wall mode the engine advances to the instants the caller passes, and arms the next wake-up")
     func wallModeAdvance() throws {
         let start = try Instant(rfc3339: "2026-11-22T08:00:00Z")
