@@ -45,10 +45,13 @@ extension ContextReads {
     }
 }
 
-/// `m:ss`, or `h:mm:ss` from one hour. A state may hold any JSON number: past 1e15 s the text
-/// stops growing, so the conversion to `Int` cannot trap.
+/// A number from content brought within ±1e15, where converting it to an integer cannot trap:
+/// content may hold any JSON number (up to ±1.8e308), and past the bound the text stops growing.
+func boundedForInteger(_ value: Double) -> Double { min(max(value, -1e15), 1e15) }
+
+/// `m:ss`, or `h:mm:ss` from one hour.
 func formatDuration(_ seconds: Double) -> String {
-    let total = Int(min(max(seconds, 0), 1e15).rounded(.down))
+    let total = Int(max(0, boundedForInteger(seconds)).rounded(.down))
     let (hours, minutes, secs) = (total / 3600, total % 3600 / 60, total % 60)
     func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return hours > 0 ? "\(hours):\(two(minutes)):\(two(secs))" : "\(minutes):\(two(secs))"

@@ -72,10 +72,9 @@ func shortNumber(_ value: Double) -> String {
     return JSONNumber(shown).description
 }
 
-/// A number with two decimals (`182.50`). Content may hold any JSON number: past 1e15 the text
-/// stops growing, so the conversion to `Int64` cannot trap.
+/// A number with two decimals (`182.50`).
 func twoDecimals(_ value: Double) -> String {
-    let cents = Int64((min(abs(value), 1e15) * 100).rounded())
+    let cents = Int64((abs(boundedForInteger(value)) * 100).rounded())
     return (value < 0 && cents > 0 ? "-" : "") + "\(cents / 100)." + (cents % 100 < 10 ? "0" : "") + "\(cents % 100)"
 }
 

@@ -25,8 +25,7 @@ extension BuiltInPresentation {
             let elapsed = context.at("state.elapsedSeconds")?.numberValue ?? 0
             let meters = context.at("state.distanceMeters")?.numberValue ?? 0
             let paused = context.at("state.paused")?.boolValue == true
-            // Any JSON number may arrive; within ±1e15 m the conversion to `Int` cannot trap.
-            let tenths = Int((min(max(meters, -1e15), 1e15) / 100).rounded())
+            let tenths = Int((boundedForInteger(meters) / 100).rounded())
             let view: JSONValue = [
                 "elapsedText": .string(formatDuration(elapsed)),
                 "distanceText": .string("\(tenths / 10).\(tenths % 10) km"),
