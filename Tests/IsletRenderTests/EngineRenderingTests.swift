@@ -104,6 +104,29 @@ import Testing
                 == #"<span class="islet-status">On its way!</span>"#)
     }
 
+    @Test("a read string that changes only its Unicode normalization renders again and reaches the wire")
+    func normalizationIsAChange() throws {
+        var engine = try self.engine()
+        _ = try engine.apply(
+            [
+                [
+                    "type": "template.put", "app": "coffee", "target": "activity:CoffeeDeliveryAttributes",
+                    "slot": "minimal", "html": "<i>{{state.currentStatus}}</i>",
+                ]
+            ] as [JSONValue], at: Self.start)
+        func status(_ text: String) throws -> Revision {
+            try engine.apply(
+                [["type": "activity.update", "id": "c1", "content": ["state": ["currentStatus": .string(text)]]]]
+                    as [JSONValue], at: Self.start)
+        }
+        _ = try status("caf\u{E9}")
+        let revision = try status("cafe\u{301}")
+        #expect(revision.ops.contains { $0.path == "/activities/c1/content/state/currentStatus" })
+        #expect(revision.ops.contains { $0.path == "/activities/c1/render/minimal" })
+        let minimal = try #require(engine.value(at: "/activities/c1/render/minimal")?.stringValue)
+        #expect(Array(minimal.utf8) == Array("<i>cafe\u{301}</i>".utf8))
+    }
+
     @Test("a template put after a skipped rendering renders the state as it is now")
     func templatePutAfterSkip() throws {
         var engine = try self.engine()

@@ -171,8 +171,8 @@ private struct Reader {
         sorted.sortKeepingLastOfEqualKeys()
         if sorted.count != before, self.options.duplicateKeys == .reject {
             // The first key seen twice, in O(n): an object of 20,000 keys must not cost 10^8 steps.
-            var seen = Set<String>()
-            let repeated = members.first { !seen.insert($0.key).inserted }?.key ?? ""
+            var seen = Set<[UInt8]>()
+            let repeated = members.first { !seen.insert(Array($0.key.utf8)).inserted }?.key ?? ""
             throw APIError(.invalidJSON, "malformed JSON: the key \"\(repeated)\" appears twice in one object")
         }
         return JSONObject(sortedUniqueMembers: sorted)

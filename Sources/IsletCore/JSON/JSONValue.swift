@@ -3,7 +3,9 @@
 /// Objects keep their members sorted by key, so the same value always encodes to the same bytes
 /// (the engine's determinism rests on it) and equality ignores the order members arrived in.
 /// Numbers are exact decimal values (``JSONNumber``): Doubles, as in JavaScript, unless a Double
-/// would lose what the input said.
+/// would lose what the input said. Strings and keys compare by code point, as JSON Pointer and
+/// JSON Patch do (RFC 6901 §4, RFC 6902 §4.6), not by Swift's canonical equivalence: "é" and
+/// "e\u{301}" are different values, so a change from one to the other is a change on the wire.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -14,6 +16,20 @@ public enum JSONValue: Sendable, Hashable {
 }
 
 extension JSONValue {
+    // Hashing stays synthesized: values equal by code point are canonically equivalent, so
+    // their hashes agree.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a.hasSameCodePoints(as: b)
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
     /// The number a computed Double stands for.
     /// - Precondition: `value` is finite.
     public static func number(_ value: Double) -> JSONValue { .number(JSONNumber(value)) }
@@ -90,7 +106,7 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     }
 }
 
-/// A JSON object whose members are kept sorted by key.
+/// A JSON object whose members are kept sorted by key (`String.sortsBefore`: code point order for keys in NFC).
 ///
 /// Sorted storage gives deterministic encoding without a sort per encode, cheap equality, and
 /// ordered iteration for diffs.
@@ -101,6 +117,10 @@ public struct JSONObject: Sendable, Hashable {
     public struct Member: Sendable, Hashable {
         public var key: String
         public var value: JSONValue
+
+        public static func == (lhs: Member, rhs: Member) -> Bool {
+            lhs.key.hasSameCodePoints(as: rhs.key) && lhs.value == rhs.value
+        }
     }
 
     /// The members, sorted by key, keys unique.
@@ -127,12 +147,12 @@ public struct JSONObject: Sendable, Hashable {
     public subscript(key: String) -> JSONValue? {
         get {
             let index = self.insertionIndex(of: key)
-            guard index < self.members.count, self.members[index].key == key else { return nil }
+            guard index < self.members.count, self.members[index].key.hasSameCodePoints(as: key) else { return nil }
             return self.members[index].value
         }
         set {
             let index = self.insertionIndex(of: key)
-            let present = index < self.members.count && self.members[index].key == key
+            let present = index < self.members.count && self.members[index].key.hasSameCodePoints(as: key)
             switch (present, newValue) {
             case (true, let value?): self.members[index].value = value
             case (true, nil): self.members.remove(at: index)
@@ -155,7 +175,7 @@ public struct JSONObject: Sendable, Hashable {
         var high = self.members.count
         while low < high {
             let mid = (low + high) / 2
-            if self.members[mid].key < key { low = mid + 1 } else { high = mid }
+            if self.members[mid].key.sortsBefore(key) { low = mid + 1 } else { high = mid }
         }
         return low
     }
@@ -176,12 +196,13 @@ extension [JSONObject.Member] {
             return
         }
         let indexed = self.enumerated().sorted { a, b in
-            a.element.key == b.element.key ? a.offset < b.offset : a.element.key < b.element.key
+            a.element.key.hasSameCodePoints(as: b.element.key)
+                ? a.offset < b.offset : a.element.key.sortsBefore(b.element.key)
         }
         var result: [JSONObject.Member] = []
         result.reserveCapacity(indexed.count)
         for (_, member) in indexed {
-            if let last = result.last, last.key == member.key {
+            if let last = result.last, last.key.hasSameCodePoints(as: member.key) {
                 result[result.count - 1] = member
             } else {
                 result.append(member)
@@ -193,7 +214,7 @@ extension [JSONObject.Member] {
     private var isStrictlySortedByKey: Bool {
         var index = 1
         while index < self.count {
-            if !(self[index - 1].key < self[index].key) { return false }
+            if !self[index - 1].key.sortsBefore(self[index].key) { return false }
             index += 1
         }
         return true
@@ -205,7 +226,7 @@ extension [JSONObject.Member] {
         for index in 1..<self.count {
             let member = self[index]
             var slot = index
-            while slot > 0, member.key < self[slot - 1].key {
+            while slot > 0, member.key.sortsBefore(self[slot - 1].key) {
                 self[slot] = self[slot - 1]
                 slot -= 1
             }
@@ -213,10 +234,40 @@ extension [JSONObject.Member] {
         }
         var kept = 0
         for index in 0..<self.count {
-            if index + 1 < self.count, self[index + 1].key == self[index].key { continue }
+            if index + 1 < self.count, self[index + 1].key.hasSameCodePoints(as: self[index].key) { continue }
             self[kept] = self[index]
             kept += 1
         }
         self.removeLast(self.count - kept)
+    }
+}
+
+extension String {
+    /// Whether the two strings are the same code points: JSON's equality of strings and names.
+    /// Swift's `==` also equates canonically equivalent strings ("é" and "e\u{301}"), so it only
+    /// filters: the same storage (`_isIdentical`) answers at once, and only equivalent strings
+    /// have their bytes compared.
+    func hasSameCodePoints(as other: String) -> Bool {
+        self._isIdentical(to: other) || (self == other && self.compareBytes(other) == 0)
+    }
+
+    /// Whether this key comes first in an object: in Swift's order of strings (code point order
+    /// of their NFC forms, so code point order for keys in NFC), and canonically equivalent keys
+    /// in the order of their bytes.
+    func sortsBefore(_ other: String) -> Bool {
+        if self < other { return true }
+        guard !self._isIdentical(to: other), self == other else { return false }
+        return self.compareBytes(other) < 0
+    }
+
+    /// Negative, zero or positive as this string's UTF-8 bytes come before, equal or after the other's.
+    private func compareBytes(_ other: String) -> Int {
+        var (mine, theirs) = (self, other)
+        return mine.withUTF8 { mine in
+            theirs.withUTF8 { theirs in
+                for (a, b) in zip(mine, theirs) where a != b { return Int(a) - Int(b) }
+                return mine.count - theirs.count
+            }
+        }
     }
 }

@@ -55,10 +55,10 @@ extension JSONPatch {
                     continue
                 }
             }
-            if j == new.count || (i < old.count && old[i].key < new[j].key) {
+            if j == new.count || (i < old.count && old[i].key.sortsBefore(new[j].key)) {
                 operations.append(.remove(path.appending(old[i].key)))
                 i += 1
-            } else if i == old.count || new[j].key < old[i].key {
+            } else if i == old.count || new[j].key.sortsBefore(old[i].key) {
                 operations.append(.add(path.appending(new[j].key), new[j].value))
                 j += 1
             } else {

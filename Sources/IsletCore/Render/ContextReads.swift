@@ -69,10 +69,10 @@ public struct ContextReads: Sendable, Hashable {
     private func agree(_ old: [JSONObject.Member], _ new: [JSONObject.Member]) -> Bool {
         var (oldIndex, newIndex) = (0, 0)
         while oldIndex < old.count || newIndex < new.count {
-            if newIndex == new.count || (oldIndex < old.count && old[oldIndex].key < new[newIndex].key) {
+            if newIndex == new.count || (oldIndex < old.count && old[oldIndex].key.sortsBefore(new[newIndex].key)) {
                 if self.names[old[oldIndex].key] != nil { return false }
                 oldIndex += 1
-            } else if oldIndex == old.count || new[newIndex].key < old[oldIndex].key {
+            } else if oldIndex == old.count || new[newIndex].key.sortsBefore(old[oldIndex].key) {
                 if self.names[new[newIndex].key] != nil { return false }
                 newIndex += 1
             } else {

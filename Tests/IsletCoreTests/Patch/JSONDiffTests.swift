@@ -50,6 +50,26 @@ import Testing
             #expect(JSONPatch.diff(from: a, to: a).isEmpty)
         }
     }
+
+    @Test("strings and keys compare by code point, not by canonical equivalence (RFC 6901 §4, RFC 6902 §4.6)")
+    func codePointEquality() throws {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(JSONValue.string(composed) != .string(decomposed))
+        let diff = JSONPatch.diff(from: ["name": .string(composed)], to: ["name": .string(decomposed)])
+        #expect(diff.map(\.description) == [#"{"op":"replace","path":"/name","value":"cafe\#u{301}"}"#])
+
+        let parse = { (text: String) throws -> JSONValue in try JSONParser.input.parse(text) }
+        let both = try parse(#"{"caf\u00e9": 1, "cafe\u0301": 2}"#)
+        #expect(both.objectValue?.keys == [decomposed, composed], "two keys; canonically equivalent, so in byte order (e < é)")
+        #expect(both[composed] == 1 && both[decomposed] == 2)
+        #expect(JSONPatch.diff(from: both, to: both.removingMember(composed)).map(\.description) == [#"{"op":"remove","path":"/caf\#u{E9}"}"#])
+
+        let failing = try parse(#"[{"op":"test","path":"/cafe\u0301","value":1}]"#)
+        #expect(throws: APIError.self) { try JSONPatch.apply(patch: failing, to: both) }
+        let missing = try parse(#"[{"op":"test","path":"/caf\u00e9","value":1}]"#)
+        #expect(throws: APIError.self) { try JSONPatch.apply(patch: missing, to: ["cafe\u{301}": 1]) }
+    }
 }
 
 /// Random JSON values and small random edits of them, from a seeded generator.
