@@ -22,7 +22,7 @@ struct FieldReader {
 
     /// Rejects members not in `allowed`, so that a misspelt field is an error, not a no-op.
     func rejectUnknown(_ allowed: [String]) throws(APIError) {
-        for member in self.object.members where !allowed.contains(member.key) {
+        for member in self.object.members where !allowed.contains(where: member.key.hasSameCodePoints) {
             throw self.fail(member.key, "unknown field \"\(member.key)\"")
         }
     }

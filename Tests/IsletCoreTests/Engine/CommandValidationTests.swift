@@ -84,6 +84,17 @@ import Testing
         #expect(sim.engine.value(at: "/devices/d9") == nil)
     }
 
+    @Test("a field name only canonically equivalent to a known one (K and KELVIN SIGN) is an unknown field")
+    func canonicallyEquivalentFieldName() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        let command = try JSONParser().parse(
+            #"{"type":"apns.keyPut","keyId":"ABC123DEFG","teamId":"DEF123GHIJ","public\u212Aey":"x"}"#)
+        let error = #expect(throws: APIError.self) { try sim.run(command) }
+        #expect(error?.message.hasPrefix("unknown field") == true, "\(error?.message ?? "")")
+        #expect(error.map { Array(($0.field?.description ?? "").utf8) } == Array("/commands/0/public\u{212A}ey".utf8))
+    }
+
     @Test("a batch is atomic: one revision for all commands, nothing when one fails, including deadlines it passed")
     func atomicBatch() throws {
         var sim = Simulation()
