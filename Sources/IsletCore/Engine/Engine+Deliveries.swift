@@ -42,13 +42,28 @@ extension Engine {
 
     /// The window of an app's budget closes: the budget returns, and throttled pushes are
     /// delivered in arrival order while it lasts (LA-11 "applied when budget returns").
+    ///
+    /// Under a limit of 0 no window opens: nothing could be drawn from it, and each window's
+    /// reset would open the next, a deadline every `budgetWindowSeconds` for ever. The throttled
+    /// pushes then wait for a `config.set` that raises the limit (``releaseThrottledPushes()``).
     mutating func resetBudget(_ appID: String, _ kind: BudgetKind) {
         self.apps[appID]?.modifyBudget(kind) { $0 = Budget() }
         self.changes.apps.insert(appID)
-        guard kind == .push else { return }
+        guard kind == .push, let app = self.apps[appID], self.budgetLimit(app, .push) > 0 else { return }
         while let first = self.apps[appID]?.throttled.first, self.charge(appID, .push) {
             self.apps[appID]?.throttled.removeFirst()
             self.deliverHeld(first)
+        }
+    }
+
+    /// Delivers, after a `config.set`, the throttled pushes of apps whose budget has no open
+    /// window (it was spent under a limit of 0), while the new limit lasts.
+    mutating func releaseThrottledPushes() {
+        for appID in self.apps.keys.sorted() {
+            guard let app = self.apps[appID], !app.throttled.isEmpty, app.budget(.push).windowStart == nil else {
+                continue
+            }
+            self.resetBudget(appID, .push)
         }
     }
 

@@ -84,6 +84,7 @@ extension Engine {
         for id in self.devices.keys { self.changes.scenes[id, default: SceneChange()].island = true }
         for id in self.apps.keys { self.changes.apps.insert(id) }
         for id in self.activities.keys { self.changes.activities.insert(id) }
+        self.releaseThrottledPushes()
         // Every widget shows its reload budget's limit.
         if before.widgetReloadsPerDay != self.configuration.widgetReloadsPerDay {
             for id in self.widgets.keys.sorted() { self.touchWidget(id, [.reload], render: false) }

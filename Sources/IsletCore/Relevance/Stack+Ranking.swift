@@ -123,6 +123,19 @@ extension Stack {
                         values[index] = value
                         maxHabit = max(maxHabit, value)
                     }
+                    // Evaluated more than 1,024 half-lives before a use it counts (a fork to an
+                    // earlier clock), 2^(elapsed / half-life) overflows. Only the ratios matter,
+                    // and relative to the latest use they are the same and finite.
+                    guard maxHabit.isInfinite else { return }
+                    let latest = members.lazy.compactMap(\.habit?.reference).max() ?? start
+                    maxHabit = 0
+                    for index in members.indices.prefix(values.count) {
+                        let value =
+                            members[index].habit?.value(
+                                hour: hour, at: latest, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
+                        values[index] = value
+                        maxHabit = max(maxHabit, value)
+                    }
                 }
             }
             var rows: [RankedMember] = []

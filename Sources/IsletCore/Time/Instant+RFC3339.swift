@@ -3,7 +3,8 @@
 /// Accepted: `YYYY-MM-DDTHH:MM:SS`, optional `.fraction` (1–9 digits; digits past milliseconds
 /// are truncated), then `Z` or `±HH:MM`. `T` and `Z` may be lower case (RFC 3339 §5.6 allows it).
 /// Rejected: missing parts, out-of-range fields (including February 30 and leap second `:60`,
-/// which milliseconds since the epoch cannot name), whitespace and anything trailing.
+/// which milliseconds since the epoch cannot name), whitespace and anything trailing, and
+/// instants outside years 0000–9999 in UTC, which the canonical form could not write back.
 extension Instant {
     /// Parses RFC 3339 text.
     /// - Throws: `invalid_argument` saying what is wrong (the caller adds the field).
@@ -11,6 +12,12 @@ extension Instant {
         var scanner = DateScanner(bytes: Array(text.utf8))
         guard let value = scanner.parse() else {
             throw APIError(.invalidArgument, "expected an RFC 3339 date such as 2026-11-22T08:00:00Z, got \"\(text)\"")
+        }
+        // An offset can carry a date written in range out of it ("9999-12-31T23:59:59-01:00").
+        guard value.isWritable else {
+            throw APIError(
+                .invalidArgument,
+                "a date must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z in UTC, got \"\(text)\"")
         }
         self = value
     }

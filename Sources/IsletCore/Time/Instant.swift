@@ -21,6 +21,7 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
     public init?(unixSeconds: Double) {
         guard unixSeconds.isFinite, abs(unixSeconds) < 300_000_000_000 else { return nil }
         self.millisecondsSinceEpoch = Int64((unixSeconds * 1000).rounded())
+        guard self.isWritable else { return nil }
     }
 
     /// Whole seconds since the epoch, rounded down.
@@ -48,6 +49,10 @@ public struct Instant: Sendable, Hashable, Comparable, CustomStringConvertible {
     public static let latestWritable = Instant(millisecondsSinceEpoch: 253_402_300_799_999)
     /// 0000-01-01T00:00:00Z, the first instant RFC 3339 can write.
     public static let earliestWritable = Instant(millisecondsSinceEpoch: -62_167_219_200_000)
+
+    /// Whether RFC 3339 can write this instant (years 0000–9999 in UTC): the range of every
+    /// instant Islet accepts, so that everything it accepts it can also store and read back.
+    public var isWritable: Bool { (Self.earliestWritable...Self.latestWritable).contains(self) }
 
     public static func < (lhs: Instant, rhs: Instant) -> Bool {
         lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch

@@ -52,6 +52,24 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("LA-11 under a budget of 0 a throttled push waits without a reset every window, and goes when config.set raises it")
+    func zeroBudgetWaitsForConfig() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.run(["type": "config.set", "values": ["pushBudgetPerHour": 0, "budgetWindowSeconds": 1]])
+        try sim.request("a1", extra: ["pushType": "token"])
+        #expect(try sim.run(Self.push("a1", "s1")).results[0] == ["applied": false, "reason": "throttled"])
+        // One window's reset, and no window after it: an hour is not 3,600 transitions.
+        let hour = try sim.advance(seconds: 3600)
+        #expect(hour.transitions == 1, "\(hour.transitions) transitions")
+        #expect(sim.get("/apps/coffee/pending/throttled") == 1)
+        let raised = try sim.run(["type": "config.set", "values": ["pushBudgetPerHour": 5]])
+        #expect(raised.ops.contains { $0.path == "/activities/a1/content/state/status" })
+        #expect(sim.get("/activities/a1/content/state/status") == "s1")
+        #expect(sim.get("/apps/coffee/pending/throttled") == 0)
+        try sim.expectPatchesReplay()
+    }
+
     @Test("AP-9 an end is never lost: it replaces a waiting update, and a later update does not replace it")
     func ap9KeepsEnds() throws {
         var sim = try Self.overBudget(["a1"])

@@ -99,6 +99,22 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("SS-4 a fork to a clock 2,880 half-lives before a use still ranks habits as ratios, finite")
+    func habitsLongBeforeTheirUses() throws {
+        var sim = try Self.world([("used", "weather", 50), ("other", "news", 50)], weights: ["habit": 1])
+        try sim.run(["type": "config.set", "values": ["habitHalfLifeSeconds": 60]])
+        try sim.use("used", secondsAgo: 0)
+        try sim.stack("s", ["other", "used"])
+        // Two days back, the same hour of day: 2^(2,880) overflows a Double.
+        let earlier = Simulation.start.adding(seconds: -2 * 86_400)
+        sim.engine = sim.engine.forked(
+            clock: .virtual(now: earlier, rate: 0, atWall: sim.wall), atWall: sim.wall, tokenSalt: 1)
+        try sim.run(["type": "relevance.setWeights", "weights": ["habit": 2]])
+        #expect(sim.rankingRow("s", "used")?["features"]?["habit"] == 1)
+        #expect(sim.rankingRow("s", "other")?["features"]?["habit"] == 0)
+        #expect(sim.top("s") == "used")
+    }
+
     @Test("SS-7 habits and tops of the hour follow the device's own time zone (Asia/Kolkata, +5:30)")
     func ss7TimeZones() throws {
         // Start is 08:00Z, 13:30 in Kolkata. Uses at 08:10Z on earlier days were at 13:40 there.

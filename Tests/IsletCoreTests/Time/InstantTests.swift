@@ -34,6 +34,21 @@ import Testing
         #expect(throws: APIError.invalidArgument) { try Instant(rfc3339: text) }
     }
 
+    @Test("only instants of years 0000-9999 in UTC are accepted: an offset cannot carry a date out of that range")
+    func writableRange() throws {
+        for inside in ["9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59+00:00"] {
+            let instant = try Instant(rfc3339: inside)
+            #expect(try Instant(rfc3339: instant.rfc3339) == instant)
+        }
+        for outside in ["9999-12-31T23:59:59-00:01", "9999-12-31T23:30:00-23:59", "0000-01-01T00:00:00+00:01"] {
+            let error = #expect(throws: APIError.self) { try Instant(rfc3339: outside) }
+            #expect(error?.message.contains("between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z") == true)
+        }
+        #expect(Instant(unixSeconds: 253_402_300_799.999) == .latestWritable)
+        #expect(Instant(unixSeconds: 253_402_300_800) == nil)
+        #expect(Instant(unixSeconds: -62_167_219_200.001) == nil)
+    }
+
     @Test("milliseconds since the epoch, Unix seconds and arithmetic")
     func arithmetic() throws {
         let instant = try Instant(rfc3339: "2026-11-22T08:00:00Z")
