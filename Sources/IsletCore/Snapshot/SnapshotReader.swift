@@ -60,7 +60,7 @@ struct SnapshotReader {
     }
 
     func instant(_ key: String) throws(APIError) -> Instant {
-        guard let text = self.object[key]?.stringValue, let instant = try? Instant(rfc3339: text) else {
+        guard let text = self.object[key]?.stringValue, let instant = Instant(recordedRFC3339: text) else {
             throw self.fail(key)
         }
         return instant

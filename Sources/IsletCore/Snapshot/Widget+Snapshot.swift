@@ -91,7 +91,7 @@ func restoreWidget(_ reader: SnapshotReader) throws(APIError) -> Widget {
     widget.reload.lastReason = try reload.optionalString("lastReason")
     widget.reload.count = Int(try reload.count("count"))
     widget.reload.charges = try reload.strings("charges").map { text throws(APIError) in
-        guard let instant = try? Instant(rfc3339: text) else { throw reload.fail("charges") }
+        guard let instant = Instant(recordedRFC3339: text) else { throw reload.fail("charges") }
         return instant
     }
     widget.reload.chargeExpiryDeadline = try reload.optionalCount("chargeExpiryDeadline")
@@ -130,7 +130,7 @@ private func restorePolicy(_ value: JSONValue, _ reader: SnapshotReader) throws(
     case "atEnd": return .atEnd
     case "never": return .never
     default:
-        guard let text = value["after"]?.stringValue, let date = try? Instant(rfc3339: text) else {
+        guard let text = value["after"]?.stringValue, let date = Instant(recordedRFC3339: text) else {
             throw reader.fail("policy")
         }
         return .after(date)
@@ -147,7 +147,7 @@ func restoreStack(_ reader: SnapshotReader) throws(APIError) -> Stack {
         var row = StackMember(widget: try member.string("widget"), slot: -1)
         row.leftTopAt = try member.optionalInstant("leftTopAt")
         row.rotationsToTop = try member.strings("rotationsToTop").map { text throws(APIError) in
-            guard let instant = try? Instant(rfc3339: text) else { throw member.fail("rotationsToTop") }
+            guard let instant = Instant(recordedRFC3339: text) else { throw member.fail("rotationsToTop") }
             return instant
         }
         return row

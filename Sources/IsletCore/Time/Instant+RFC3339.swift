@@ -22,6 +22,15 @@ extension Instant {
         self = value
     }
 
+    /// Reads back what ``rfc3339`` wrote for any instant, also outside years 0000–9999 (a
+    /// signed year of 4 to 9 digits): deadlines the engine computed past the last writable
+    /// instant are stored in snapshots. For the engine's own records, never for input.
+    init?(recordedRFC3339 text: String) {
+        var scanner = DateScanner(bytes: Array(text.utf8), anyYear: true)
+        guard let value = scanner.parse() else { return nil }
+        self = value
+    }
+
     /// The canonical RFC 3339 form in UTC: `2026-11-22T08:00:00Z`, or `2026-11-22T08:00:00.123Z`
     /// when the milliseconds are not zero.
     public var rfc3339: String {
@@ -63,13 +72,15 @@ extension Instant {
         }
     }
 
-    /// The general form, for years outside 0–9999.
+    /// The general form, for years outside 0–9999 (`-0001`, `10000`): only instants the engine
+    /// computed, such as a deadline past the last writable instant, can have them.
     private func rfc3339Slowly(_ year: Int64, _ month: Int64, _ day: Int64, _ secondOfDay: Int64, _ millis: Int64)
         -> String
     {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
-        appendDigits(&bytes, year, 4)
+        if year < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDigits(&bytes, year.magnitude, 4)
         bytes.append(UInt8(ascii: "-"))
         appendDigits(&bytes, month, 2)
         bytes.append(UInt8(ascii: "-"))
@@ -89,11 +100,10 @@ extension Instant {
     }
 }
 
-/// Appends `value` in decimal, zero-padded to `width` digits (years outside 0–9999 never get
-/// here: parsing refuses them and the engine clamps nothing beyond).
-private func appendDigits(_ bytes: inout [UInt8], _ value: Int64, _ width: Int) {
-    let value = max(0, value)
-    var divisor: Int64 = 1
+/// Appends `value` in decimal, zero-padded to `width` digits.
+private func appendDigits(_ bytes: inout [UInt8], _ value: some BinaryInteger, _ width: Int) {
+    let value = UInt64(value)
+    var divisor: UInt64 = 1
     var digits = 1
     while divisor <= value / 10 {
         divisor *= 10
@@ -140,10 +150,12 @@ private func daysInMonth(year: Int64, month: Int64) -> Int64 {
 /// A cursor over RFC 3339 text; every reader returns `nil` on the first deviation.
 private struct DateScanner {
     let bytes: [UInt8]
+    /// Whether a year may be signed and longer than 4 digits (``Instant/init(recordedRFC3339:)``).
+    var anyYear = false
     var index = 0
 
     mutating func parse() -> Instant? {
-        guard let year = self.digits(4), self.take("-"), let month = self.digits(2), self.take("-"),
+        guard let year = self.year(), self.take("-"), let month = self.digits(2), self.take("-"),
             let day = self.digits(2), self.take("T") || self.take("t"),
             let hour = self.digits(2), self.take(":"), let minute = self.digits(2), self.take(":"),
             let second = self.digits(2), let millis = self.fraction(), let offset = self.offset(),
@@ -154,7 +166,24 @@ private struct DateScanner {
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let local = ((days * 24 + hour) * 60 + minute) * 60 + second
-        return Instant(millisecondsSinceEpoch: (local - offset) * 1000 + millis)
+        let (seconds, overflow) = (local - offset).multipliedReportingOverflow(by: 1000)
+        let (milliseconds, carry) = seconds.addingReportingOverflow(millis)
+        guard !overflow, !carry else { return nil }
+        return Instant(millisecondsSinceEpoch: milliseconds)
+    }
+
+    /// Four digits; with `anyYear`, an optional `-` and 4 to 9 digits.
+    mutating func year() -> Int64? {
+        guard self.anyYear else { return self.digits(4) }
+        let negative = self.take("-")
+        let start = self.index
+        while self.index < self.bytes.count, self.index - start < 9, self.bytes[self.index] != UInt8(ascii: "-") {
+            self.index += 1
+        }
+        let count = self.index - start
+        self.index = start
+        guard count >= 4, let magnitude = self.digits(count) else { return nil }
+        return negative ? -magnitude : magnitude
     }
 
     mutating func take(_ ascii: Unicode.Scalar) -> Bool {

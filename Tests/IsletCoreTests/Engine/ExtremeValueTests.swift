@@ -112,6 +112,22 @@ struct ExtremeValueTests {
         #expect(restored.documentBytes == engine.documentBytes)
     }
 
+    @Test("a world at the end of time (9999-12-31, deadlines past it) snapshots and restores byte for byte")
+    func endOfTime() throws {
+        let (base, channel) = try Self.world()
+        var engine = base
+        let wall = Instant(secondsSinceEpoch: 1_795_334_400)
+        _ = try engine.apply([["type": "clock.advance", "to": "9999-12-31T20:00:00Z"]], at: wall)
+        for command in Self.templates.map({ replacingChannel($0, channel) }) {
+            _ = try? engine.apply([command], at: wall)
+            _ = try engine.apply([["type": "clock.advance", "seconds": 600]], at: wall)
+        }
+        let last = try engine.apply([["type": "clock.advance", "seconds": 86_400]], at: wall)
+        #expect(last.at == .latestWritable)
+        let restored = try Engine(snapshot: try JSONParser.stored.parse(engine.snapshotBytes), renderer: TestRenderer())
+        #expect(restored.documentBytes == engine.documentBytes)
+    }
+
     @Test("every field of every command, and every config.set value, takes every extreme value without a trap")
     func sweep() throws {
         let (base, channel) = try Self.world()

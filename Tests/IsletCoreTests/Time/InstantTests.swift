@@ -1,4 +1,4 @@
-import IsletCore
+@testable import IsletCore
 import Testing
 
 @Suite struct InstantTests {
@@ -47,6 +47,21 @@ import Testing
         #expect(Instant(unixSeconds: 253_402_300_799.999) == .latestWritable)
         #expect(Instant(unixSeconds: 253_402_300_800) == nil)
         #expect(Instant(unixSeconds: -62_167_219_200.001) == nil)
+    }
+
+    @Test("what rfc3339 writes for any instant, also past year 9999 or before year 0, a record reads back")
+    func recordedForms() throws {
+        let instants = [
+            Instant.latestWritable.adding(milliseconds: 1), Instant.earliestWritable.adding(milliseconds: -1),
+            Instant(millisecondsSinceEpoch: .max / 2), Instant(millisecondsSinceEpoch: .min / 2), .latestWritable,
+        ]
+        for instant in instants {
+            #expect(Instant(recordedRFC3339: instant.rfc3339) == instant, "\(instant.rfc3339)")
+        }
+        #expect(Instant.latestWritable.adding(milliseconds: 1).rfc3339 == "10000-01-01T00:00:00Z")
+        #expect(Instant.earliestWritable.adding(milliseconds: -1000).rfc3339 == "-0001-12-31T23:59:59Z")
+        #expect(throws: APIError.self) { try Instant(rfc3339: "10000-01-01T00:00:00Z") }
+        #expect(Instant(recordedRFC3339: "1000000000-01-01T00:00:00Z") == nil)
     }
 
     @Test("milliseconds since the epoch, Unix seconds and arithmetic")
