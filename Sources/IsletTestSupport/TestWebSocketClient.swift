@@ -100,10 +100,11 @@ public final class TestWebSocketClient {
             timeout: self.timeout)
     }
 
-    /// Sends only a frame header announcing `length` bytes (to test limits without the payload).
-    public func sendHeaderOnly(opcode: UInt8, announcedLength: Int) throws {
+    /// Sends a frame header announcing `length` bytes and only the first bytes of its payload,
+    /// `start` (to test limits without sending the payload).
+    public func sendHeaderOnly(opcode: UInt8, announcedLength: Int, start: [UInt8] = []) throws {
         var frame = Self.header(opcode: opcode, length: announcedLength, fin: true, masked: true, rsv: 0)
-        frame += [1, 2, 3, 4]
+        frame += [1, 2, 3, 4] + start
         try self.connection.socket.write(frame, timeout: self.timeout)
     }
 

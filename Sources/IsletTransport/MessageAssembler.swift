@@ -50,7 +50,11 @@ struct MessageAssembler {
             self.isCompressed = isCompressed
         }
         let announced = self.isCompressed ? 0 : remainingInFrame
-        guard self.buffer.count + piece.count + announced <= self.limitBytes else {
+        // Compared by subtraction: a frame header may announce up to 2^63 − 1 bytes, and adding
+        // that to what is held would overflow.
+        guard self.buffer.count + piece.count <= self.limitBytes,
+            announced <= self.limitBytes - self.buffer.count - piece.count
+        else {
             self.reset()
             return .tooLarge
         }

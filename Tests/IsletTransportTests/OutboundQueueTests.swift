@@ -91,6 +91,10 @@ struct MessageAssemblerTests {
         var pieces = MessageAssembler(limitBytes: 10)
         #expect(self.feed(&pieces, Array(repeating: 0, count: 6), final: false) == .incomplete)
         #expect(self.feed(&pieces, Array(repeating: 0, count: 5), final: true) == .tooLarge)
+        // A continuation frame may announce 2^63 − 1 bytes: refused, not an overflow.
+        var huge = MessageAssembler(limitBytes: 10)
+        #expect(self.feed(&huge, [1, 2, 3], final: false) == .incomplete)
+        #expect(self.feed(&huge, [4, 5], final: false, remaining: Int.max - 1) == .tooLarge)
         var exact = MessageAssembler(limitBytes: 10)
         #expect(
             self.feed(&exact, Array(repeating: 0, count: 10), final: true)

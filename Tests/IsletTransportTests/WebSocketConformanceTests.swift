@@ -32,6 +32,21 @@ struct WebSocketConformanceTests {
         }
     }
 
+    @Test("a continuation frame announcing 2^63 - 1 bytes after a first fragment closes with 1009, the server alive")
+    func hugeContinuationAnnounced() async throws {
+        try await withEchoTransport(Self.limited) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(opcode: Frame.text, payload: Array(#"{"op":"#.utf8), fin: false)
+            try client.sendHeaderOnly(
+                opcode: Frame.continuation, announcedLength: Int.max, start: Array(repeating: 0x61, count: 16))
+            #expect(try client.readClose() == 1009)
+            let again = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try again.send(text: "still here")
+            #expect(try again.readText() == "still here")
+        }
+    }
+
     @Test("a fragmented message of exactly the limit is reassembled and echoed")
     func fragmentsUpToTheLimit() async throws {
         try await withEchoTransport(Self.limited) { loop, box in
