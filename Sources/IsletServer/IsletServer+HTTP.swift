@@ -50,6 +50,8 @@ extension IsletServer {
             return APIError(.payloadTooLarge, "request body is larger than \(limit) bytes")
         case .lengthRequired:
             return APIError(.invalidArgument, "chunked request bodies are not accepted: send Content-Length")
+        case .invalidLength:
+            return APIError(.invalidArgument, "Content-Length must be a number of bytes, in decimal digits")
         case .truncatedTarget:
             return APIError(
                 .invalidArgument, "the request target holds a CR or LF (%0D, %0A), which no path or query may hold")

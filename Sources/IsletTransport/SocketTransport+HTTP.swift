@@ -48,7 +48,7 @@ extension SocketTransport {
         var request = HTTPRequest(
             id: RequestID(connection: id, sequence: exchange.sequence), method: method, path: path,
             query: connection.query(), headers: headers)
-        let contentLength = headers["content-length"].flatMap { Int($0) }
+        let contentLength = headers["content-length"].flatMap(Self.byteCount)
         if !self.admits(id) {
             request.connectionLimit = self.configuration.maxConnections
             self.refuseBody(
@@ -59,6 +59,9 @@ extension SocketTransport {
         } else if headers["transfer-encoding"] != nil {
             // lws 4.1 does not decode chunked request bodies.
             request.bodyProblem = .lengthRequired
+            self.refuseBody(exchange, request, bodyArrives: false)
+        } else if headers["content-length"] != nil && contentLength == nil {
+            request.bodyProblem = .invalidLength
             self.refuseBody(exchange, request, bodyArrives: false)
         } else if Self.bodyMethods.contains(method) && contentLength == nil {
             // No length means no body (RFC 9112 §6.3), but lws 4.1 then expects one of up to
@@ -76,6 +79,13 @@ extension SocketTransport {
             self.dispatch(request, on: exchange)
         }
         return .proceed
+    }
+
+    /// A `Content-Length` value: 1 to 18 decimal digits (RFC 9110 §8.6), nothing else.
+    private static func byteCount(_ text: String) -> Int? {
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return Int(text)
     }
 
     private func addExchange(_ id: ConnectionID, _ connection: LWSConnection) -> HTTPExchange {

@@ -82,6 +82,8 @@ public struct HTTPRequest: Sendable {
         case tooLarge(limit: Int)
         /// A chunked body (`Transfer-Encoding`), which libwebsockets 4.1 cannot decode.
         case lengthRequired
+        /// `Content-Length` was not a decimal number of bytes (`-5`, `1e3`, 20 digits).
+        case invalidLength
         /// The request target held a CR or LF once percent-decoded: libwebsockets 4.1.6 cuts the
         /// path there, so `path` is not what the client asked for and nothing may act on it.
         case truncatedTarget

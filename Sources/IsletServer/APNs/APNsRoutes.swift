@@ -23,7 +23,7 @@ enum APNsRoutes {
     static func refusal(_ problem: HTTPRequest.BodyProblem) -> HTTPResponse {
         switch problem {
         case .tooLarge: return APNsFailure(status: 413, reason: "PayloadTooLarge").httpResponse(apnsID: randomUUID())
-        case .lengthRequired: return APNsFailure.bad("BadPayload").httpResponse(apnsID: randomUUID())
+        case .lengthRequired, .invalidLength: return APNsFailure.bad("BadPayload").httpResponse(apnsID: randomUUID())
         case .truncatedTarget: return APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: randomUUID())
         }
     }

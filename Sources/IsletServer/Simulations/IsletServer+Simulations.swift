@@ -100,6 +100,10 @@ extension IsletServer {
         let source = try self.simulation(named: from.simulation)
         // The source's engine is its published state only when its pipeline is idle.
         return self.whenPublished(context, in: source) { [unowned self] source throws(APIError) in
+            // Other requests ran meanwhile: the source may be gone, the name or the last place taken.
+            guard self.simulations[source.id] === source else {
+                throw APIError(.notFound, "no simulation \"\(source.id)\"", field: "/from/simulation")
+            }
             let engine = try self.engine(of: source, at: from.rev)
             guard self.simulations[id] == nil else {
                 throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
@@ -159,6 +163,8 @@ extension IsletServer {
         _ id: String, engine: Engine, clock: SimulationClock? = nil, forkOf source: (id: String, rev: UInt64)? = nil,
         tokens wantsTokens: Bool, demo: Bool, _ context: RouteContext
     ) throws(APIError) -> RouteReply {
+        // Checked again here: a fork waits for its source, and other creations may come first.
+        guard self.simulations.count < self.configuration.maxSimulations else { throw self.simulationLimitError }
         let tokens = wantsTokens ? SimulationTokens.random() : nil
         var random = SystemRandomNumberGenerator()
         let salt = (random.next() | 1) & ((1 << 53) - 1)
@@ -199,9 +205,11 @@ extension IsletServer {
     /// refers to its source, so deleting the source waits for it (`genesisWaiters`).
     private func writeGenesis(_ genesis: Engine, of simulation: Simulation, forkOf source: String?) {
         simulation.pendingGenesisSource = source ?? SimulationName.default
+        // The fork may be deleted before its genesis is written: the waiters on it run all the same.
+        let id = simulation.id
         simulation.live.commitStage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] in
             simulation?.pendingGenesisSource = nil
-            guard let self, let id = simulation?.id else { return }
+            guard let self else { return }
             let waiters = self.genesisWaiters.removeValue(forKey: id) ?? []
             for waiter in waiters { waiter() }
         }

@@ -47,18 +47,25 @@ final class StreamHub {
 
     /// Stops serving a deleted simulation: each connection subscribed there gets `resync` with
     /// reason `deleted`, loses those subscriptions, and is closed with 1000 if it had none elsewhere.
+    /// A connection opened with one of the simulation's own tokens is closed too: the token went
+    /// with it, and a world re-created under the same name is another world.
     func remove(simulation id: String) {
         guard self.worlds.removeValue(forKey: id) != nil else { return }
         for connectionID in self.connections.keys.sorted() {
             guard let connection = self.connections[connectionID] else { continue }
             let subs = connection.order.filter { connection.subscriptions[$0]?.simulation == id }
-            guard !subs.isEmpty else { continue }
-            connection.keys[id] = nil
-            for sub in subs { connection.subscriptions[sub] = nil }
-            connection.order.removeAll { subs.contains($0) }
-            connection.pending.removeAll { subs.contains($0.sub) }
-            self.sendControl(StreamMessages.resync(reason: "deleted", simulation: id), to: connection)
-            if connection.subscriptions.isEmpty {
+            let scoped = connection.principal.simulation == id
+            guard !subs.isEmpty || scoped else { continue }
+            if !subs.isEmpty {
+                connection.keys[id] = nil
+                for sub in subs { connection.subscriptions[sub] = nil }
+                connection.order.removeAll { subs.contains($0) }
+                connection.pending.removeAll { subs.contains($0.sub) }
+                // What was built for a waiting snapshot belongs to the deleted world.
+                connection.prepared = nil
+                self.sendControl(StreamMessages.resync(reason: "deleted", simulation: id), to: connection)
+            }
+            if connection.subscriptions.isEmpty || scoped {
                 self.transport.close(connectionID, code: .normal, reason: "simulation deleted")
             }
         }

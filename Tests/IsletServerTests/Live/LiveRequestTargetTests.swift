@@ -34,4 +34,18 @@ struct LiveRequestTargetTests {
             #expect(try reply.json()["reason"] == "BadPath")
         }
     }
+
+    @Test("a Content-Length that is not a decimal number of bytes is 400 invalid_argument, and the connection closes")
+    func invalidContentLength() async throws {
+        try await withRunningServer { server in
+            for length in ["-5", "+5", "1e3", "0x10", "99999999999999999999"] {
+                let connection = try TestHTTPConnection(port: server.port)
+                let reply = try connection.request(
+                    "POST", "/v1/commands", headers: LiveRouteTests.json + [("Content-Length", length)])
+                #expect(reply.status == 400, "Content-Length \(length): \(reply.text)")
+                #expect(reply.errorCode == "invalid_argument")
+            }
+            #expect(try TestHTTP.request(port: server.port, "/healthz").status == 200)
+        }
+    }
 }

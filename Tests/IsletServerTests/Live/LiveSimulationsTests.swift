@@ -184,6 +184,71 @@ struct LiveSimulationsTests {
         }
     }
 
+    @Test("requests that race a fork waiting for its source: a delete of the source, more forks than places; each is answered")
+    func racingForks() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            configuration.maxSimulations = 3
+            try await withRunningServer(configuration) { server in
+                let port = server.port
+                _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
+                let world = Self.world(now: "2027-05-01T10:00:00Z")
+                // A command in flight makes the forks wait for the source's pipeline; the delete
+                // and the forks then meet in the same turns.
+                let statuses = Mutex<[String: Int]>([:])
+                let names = ["command", "f1", "f2", "delete"]
+                DispatchQueue.concurrentPerform(iterations: names.count) { index in
+                    let reply: TestHTTPResponse? =
+                        switch names[index] {
+                        case "command": try? TestHTTP.commands(port: port, world, simulation: "src")
+                        case "delete": try? TestHTTP.request(port: port, "DELETE", "/v1/simulations/src")
+                        default:
+                            try? TestHTTP.createSimulation(
+                                port: port, ["id": .string(names[index]), "from": ["simulation": "src"]])
+                        }
+                    statuses.withLock { $0[names[index]] = reply?.status ?? -1 }
+                }
+                let answered = statuses.withLock { $0 }
+                #expect(answered.values.allSatisfy { $0 > 0 }, "every request answered: \(answered)")
+                let listing = try TestHTTP.request(port: port, "/v1/simulations").json()
+                let listed = listing["simulations"]?.arrayValue ?? []
+                #expect(listed.count <= 3, "\(listed)")
+                #expect([answered["f1"], answered["f2"]].filter { $0 == 201 }.count <= 1, "one place left: \(answered)")
+            }
+            // Whatever the order, the store restores.
+            try await withRunningServer(configuration) { server in
+                let health = try TestHTTP.request(port: server.port, "/healthz")
+                #expect(health.status == 200)
+            }
+        }
+    }
+
+    @Test("deleting a fork and its source at once: both answered, both gone; the source's delete waits for the fork's genesis")
+    func deleteForkAndSource() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            try await withRunningServer(configuration) { server in
+                let port = server.port
+                for round in 0..<3 {
+                    let (source, fork) = ("src\(round)", "frk\(round)")
+                    _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": .string(source), "demo": true]))
+                    _ = try Self.created(
+                        try TestHTTP.createSimulation(port: port, ["id": .string(fork), "from": ["simulation": .string(source)]]))
+                    let statuses = Mutex<[Int]>([])
+                    DispatchQueue.concurrentPerform(iterations: 2) { index in
+                        let status = (try? TestHTTP.request(port: port, "DELETE", "/v1/simulations/\(index == 0 ? source : fork)").status) ?? -1
+                        statuses.withLock { $0.append(status) }
+                    }
+                    #expect(statuses.withLock { $0 } == [200, 200], "round \(round)")
+                    #expect(try TestHTTP.request(port: port, "/v1/simulations/\(source)").status == 404)
+                    #expect(try TestHTTP.request(port: port, "/v1/simulations/\(fork)").status == 404)
+                }
+            }
+        }
+    }
+
     @Test("bad input: each refusal is a structured error and creates nothing")
     func badInput() async throws {
         try await withTemporaryDirectory { dir in
@@ -373,6 +438,20 @@ struct LiveSimulationTokenTests {
                 #expect(try TestHTTP.state(port: server.port, headers: Self.bearer(tokens.admin)).status == 403)
                 _ = try TestHTTP.request(port: server.port, "DELETE", "/v1/simulations/mine", headers: Self.bearer(tokens.admin))
                 #expect(try TestHTTP.state(port: server.port, simulation: "mine", headers: Self.bearer(tokens.admin)).status == 401)
+            }
+            // A stream opened with a simulation's own token closes when that simulation goes,
+            // subscribed or not: a world re-created under the same name does not accept it.
+            try await withRunningServer(configuration) { server in
+                let port = server.port
+                let reply = try TestHTTP.request(
+                    port: port, "POST", "/v1/simulations", headers: Self.bearer(Self.admin) + [("Content-Type", "application/json")],
+                    body: Array(#"{"id":"brief","tokens":true}"#.utf8))
+                let admin = try #require(try reply.json()[pointer: "/tokens/admin"]?.stringValue)
+                let stream = try TestWebSocketClient.connect(port: port, path: "/v1/stream?token=\(admin)")
+                _ = try stream.readJSON()
+                let deleted = try TestHTTP.request(port: port, "DELETE", "/v1/simulations/brief", headers: Self.bearer(Self.admin))
+                #expect(deleted.status == 200)
+                #expect(try stream.readClose() == 1000)
             }
         }
     }
