@@ -59,15 +59,17 @@ struct PipelineTests {
         #expect(server.position.revision == 3)
     }
 
-    @Test("a failed commit answers internal, closes every stream with 1011 and refuses further commands")
+    @Test("a failed commit answers internal, closes every stream with 1011 and refuses further commands; reads that waited are answered")
     func commitFailure() throws {
         let stage = ManualCommitStage()
         let (server, transport) = try makeServer(commitStage: stage)
         let stream = try #require(transport.openWebSocket())
         _ = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body([Fixture.device]))
         server.flush()
+        let read = transport.request(.GET, "/v1/state", query: [QueryItem(name: "path", value: "/clock")])
+        #expect(read == nil, "a read waits for the commit in flight")
         stage.complete(DiskFull())
-        #expect(transport.responses.values.first?.status == 500)
+        #expect(transport.responses.values.map(\.status).sorted() == [200, 500], "the read that waited is answered")
         #expect(transport.closes[stream]?.code == .internalError)
         let later = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body([Fixture.device]))
         #expect(later?.status == 500)

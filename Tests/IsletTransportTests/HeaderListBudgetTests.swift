@@ -15,3 +15,14 @@ struct HeaderListBudgetTests {
         #expect(counted == [true, true, false])
     }
 }
+
+@Suite("HTTP/2 request targets")
+struct HTTP2TargetTests {
+    @Test("a percent escape is two hexadecimal digits: a sign is not one, and the escape stays as written")
+    func percentEscapes() {
+        let (path, query) = splitTarget("/v1/devices/a%41%+f%-1b?path=%2Fclock%+2&x=1+2")
+        #expect(path == "/v1/devices/aA%+f%-1b")
+        #expect(query.map(\.name) == ["path", "x"])
+        #expect(query.map(\.value) == ["/clock% 2", "1 2"])
+    }
+}

@@ -245,8 +245,10 @@ final class LiveSimulation {
         for entry in entries { entry.reply?(.failure(entry.error ?? failure)) }
         for entry in self.outbox { entry.reply?(.failure(entry.error ?? failure)) }
         self.outbox = []
-        self.waiting = []
         self.failed(failure)
+        // What waited for the pipeline (reads, forks, deletes, snapshots) runs on the state last
+        // published, which stays served; commands are refused from now on.
+        self.runWaitingIfIdle()
     }
 }
 
