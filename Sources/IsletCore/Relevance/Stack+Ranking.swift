@@ -116,26 +116,21 @@ extension Stack {
             if hasHabits {
                 withUnsafeMutableBytes(of: &habits) { raw in
                     let values = raw.bindMemory(to: Double.self)
-                    for index in members.indices.prefix(values.count) {
-                        let value =
-                            members[index].habit?.value(
-                                hour: hour, at: start, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
-                        values[index] = value
-                        maxHabit = max(maxHabit, value)
+                    func evaluate(at instant: Instant) {
+                        maxHabit = 0
+                        for index in members.indices.prefix(values.count) {
+                            let value =
+                                members[index].habit?.value(
+                                    hour: hour, at: instant, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
+                            values[index] = value
+                            maxHabit = max(maxHabit, value)
+                        }
                     }
+                    evaluate(at: start)
                     // Evaluated more than 1,024 half-lives before a use it counts (a fork to an
                     // earlier clock), 2^(elapsed / half-life) overflows. Only the ratios matter,
                     // and relative to the latest use they are the same and finite.
-                    guard maxHabit.isInfinite else { return }
-                    let latest = members.lazy.compactMap(\.habit?.reference).max() ?? start
-                    maxHabit = 0
-                    for index in members.indices.prefix(values.count) {
-                        let value =
-                            members[index].habit?.value(
-                                hour: hour, at: latest, halfLifeMilliseconds: context.habitHalfLifeMilliseconds) ?? 0
-                        values[index] = value
-                        maxHabit = max(maxHabit, value)
-                    }
+                    if maxHabit.isInfinite { evaluate(at: members.lazy.compactMap(\.habit?.reference).max() ?? start) }
                 }
             }
             var rows: [RankedMember] = []

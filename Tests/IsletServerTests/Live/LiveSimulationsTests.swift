@@ -28,6 +28,14 @@ struct LiveSimulationsTests {
         return (try #require(body["id"]?.stringValue), try #require(body["epoch"]?.stringValue))
     }
 
+    /// A server configuration with its store in `dir` and room for `maxSimulations` worlds.
+    static func stored(in dir: TemporaryDirectory, maxSimulations: Int) -> IsletConfiguration {
+        var configuration = IsletConfiguration.testing()
+        configuration.store.path = dir.file("islet.sqlite")
+        configuration.maxSimulations = maxSimulations
+        return configuration
+    }
+
     /// The `value` of `GET …/state`, canonically encoded, with its revision.
     static func document(_ port: Int, _ simulation: String?, path: String = "") throws -> (bytes: [UInt8], rev: UInt64) {
         let reply = try TestHTTP.state(port: port, path: path, simulation: simulation)
@@ -187,9 +195,7 @@ struct LiveSimulationsTests {
     @Test("requests that race a fork waiting for its source: a delete of the source, more forks than places; each is answered")
     func racingForks() async throws {
         try await withTemporaryDirectory { dir in
-            var configuration = IsletConfiguration.testing()
-            configuration.store.path = dir.file("islet.sqlite")
-            configuration.maxSimulations = 3
+            let configuration = Self.stored(in: dir, maxSimulations: 3)
             try await withRunningServer(configuration) { server in
                 let port = server.port
                 _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
@@ -252,9 +258,7 @@ struct LiveSimulationsTests {
     @Test("bad input: each refusal is a structured error and creates nothing")
     func badInput() async throws {
         try await withTemporaryDirectory { dir in
-            var configuration = IsletConfiguration.testing()
-            configuration.store.path = dir.file("islet.sqlite")
-            configuration.maxSimulations = 3
+            let configuration = Self.stored(in: dir, maxSimulations: 3)
             try await withRunningServer(configuration) { server in
                 let port = server.port
                 _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "one"]))
