@@ -3,8 +3,12 @@
 // whose structure changed cross-fades (content replace transition).
 //
 // Fragments come from the server's templates, which escape every value; they are the only
-// server strings inserted as HTML. Inline handlers and style attributes in them are inert under
-// the dashboard's Content-Security-Policy.
+// server strings inserted as HTML. A template's own markup is whatever its author wrote, so a
+// fragment keeps only the elements and attributes a presentation draws with (below): no
+// `meta` (a refresh would take every viewer, and the token in the URL, elsewhere), no links or
+// forms going out, no `id` or `name` (which would shadow `document.getElementById` and the
+// dashboard's own hooks). Inline handlers and style attributes are also inert under the
+// dashboard's Content-Security-Policy.
 
 const DIGITS = /\d/;
 const firstNumber = (text) => {
@@ -12,10 +16,47 @@ const firstNumber = (text) => {
   return match ? Number(match[0].replace(/[,:]/g, "")) : NaN;
 };
 
+const ELEMENTS = new Set([
+  "div", "span", "p", "strong", "b", "i", "em", "small", "s", "u", "sub", "sup", "br", "hr", "mark",
+  "h1", "h2", "h3", "h4", "h5", "h6", "section", "header", "footer", "article", "aside", "figure", "figcaption",
+  "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tr", "th", "td",
+  "time", "meter", "progress", "img", "picture", "abbr", "code",
+  "button", "label", "input", "select", "option", "textarea", "fieldset", "legend",
+  "svg", "g", "path", "circle", "ellipse", "rect", "line", "polyline", "polygon", "text", "tspan", "title",
+]);
+const ATTRIBUTES = new Set([
+  "class", "title", "role", "lang", "dir", "hidden", "alt", "width", "height", "src",
+  "type", "value", "min", "max", "low", "high", "optimum", "step", "datetime", "checked", "disabled",
+  "selected", "placeholder", "for", "colspan", "rowspan",
+  "viewbox", "d", "fill", "stroke", "stroke-width", "stroke-linecap", "stroke-linejoin", "opacity",
+  "cx", "cy", "r", "rx", "ry", "x", "y", "x1", "y1", "x2", "y2", "points", "transform", "xmlns",
+]);
+// The dashboard's own hooks are not a fragment's to set.
+const RESERVED_DATA = ["data-id", "data-view", "data-state", "data-panels", "data-snapshot"];
+
+function allowedAttribute(name) {
+  if (ATTRIBUTES.has(name) || name.startsWith("aria-")) return true;
+  return name.startsWith("data-") && !RESERVED_DATA.some((reserved) => name.startsWith(reserved));
+}
+
+// Removes what a presentation does not draw with, in place: unknown elements with their
+// content, unknown attributes.
+function sanitize(root) {
+  for (const el of [...root.querySelectorAll("*")]) {
+    if (el.getRootNode() !== root) continue; // inside an element already removed
+    if (!ELEMENTS.has(el.localName)) {
+      el.remove();
+      continue;
+    }
+    for (const { name } of [...el.attributes]) if (!allowedAttribute(name.toLowerCase())) el.removeAttribute(name);
+  }
+  return root;
+}
+
 function parse(html) {
   const template = document.createElement("template");
   template.innerHTML = html;
-  return template.content;
+  return sanitize(template.content);
 }
 
 function sameShape(a, b) {

@@ -52,10 +52,11 @@ public struct StaticFiles: Sendable {
         return FileSystem.info(file)?.isRegularFile == true
     }
 
-    /// The only scripts, styles and connections the dashboard may use: its own, and WebSockets.
+    /// The only scripts, styles and connections the dashboard may use: its own, and WebSockets;
+    /// no form submits anywhere.
     static let policy =
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        + "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'"
+        + "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
     private static func matches(_ header: String?, _ etag: String) -> Bool {
         guard let header else { return false }

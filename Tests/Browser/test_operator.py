@@ -180,3 +180,26 @@ def test_layout_warnings_are_measured_from_the_rendered_geometry(browser, server
     # Outline them on the device views.
     browser.find_element(By.CSS_SELECTOR, 'label[for="warn-outline"]').click()
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#stage .has-warning")) >= 3)
+
+
+def test_a_templates_markup_is_kept_to_what_a_presentation_draws_with(browser, server):
+    # A meta refresh would take every viewer (and the token in the URL) elsewhere; `name` and
+    # `id` would shadow document.getElementById and the dashboard's own panels.
+    coffee_world(server)
+    server.commands([
+        {"type": "template.put", "app": COFFEE["id"], "target": "activity:CoffeeDeliveryAttributes", "slot": "lockScreen",
+         "html": '<meta http-equiv="refresh" content="0;url=/elsewhere"><meta name="referrer" content="unsafe-url">'
+                 '<img name="getElementById"><img name="createElement"><a href="/x" id="panel-composer">away</a>'
+                 '<form action="http://example.invalid/"><input name="token"></form>'
+                 '<b class="kept" data-snapshot-rect="1 2 3 4" aria-label="kept">{{state.currentStatus}}</b>'},
+    ])
+    open_dashboard(browser, server, zoom=50)
+    start = browser.current_url
+    wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('b.kept').length") > 0,
+             message="the template's allowed markup was not drawn")
+    assert browser.current_url == start
+    assert browser.execute_script("""return typeof document.getElementById === 'function'
+        && typeof document.createElement === 'function'
+        && document.querySelectorAll('.frag meta, .frag a, .frag form, .frag input, .frag [name], .frag [id]').length === 0
+        && document.querySelector('b.kept').getAttribute('aria-label') === 'kept'
+        && !document.querySelector('b.kept').hasAttribute('data-snapshot-rect')""")
