@@ -12,6 +12,8 @@ public struct Chromium: Sendable {
     /// Virtual milliseconds the page may run before Chromium reads it (Chromium waits for the
     /// network meanwhile).
     public var budgetMilliseconds = 3000
+    /// Real seconds a run may take before it is stopped.
+    public var timeoutSeconds = 60
 
     /// `executable`, else `$ISLET_CHROMIUM`, else Debian's `/usr/bin/chromium`.
     public init(executable: String? = nil) {
@@ -49,16 +51,28 @@ public struct Chromium: Sendable {
             "--user-data-dir=\(profile.path)", "--window-size=\(self.windowWidth),\(self.windowHeight)",
             "--virtual-time-budget=\(self.budgetMilliseconds)",
         ] + arguments
-        let output = Pipe()
+        // Output to a file: the wait below is bounded, and no thread has to drain a pipe.
+        let outputFile = profile.appendingPathExtension("out")
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputFile.path)
+        else { throw SnapshotError("cannot create \(outputFile.path)") }
+        defer { try? output.close() }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         do { try process.run() } catch { throw SnapshotError("cannot run \(self.executable): \(error)") }
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        // A page that never settles (a template redirecting the page, say) must not hang the CLI.
+        guard exited.wait(timeout: .now() + .seconds(self.timeoutSeconds)) == .success else {
+            process.terminate()
+            if exited.wait(timeout: .now() + .seconds(5)) == .timedOut { kill(process.processIdentifier, SIGKILL) }
+            throw SnapshotError("\(self.executable) did not finish within \(self.timeoutSeconds) s")
+        }
         guard process.terminationStatus == 0 else {
             throw SnapshotError("\(self.executable) exited with status \(process.terminationStatus)")
         }
-        return [UInt8](bytes)
+        return [UInt8](FileManager.default.contents(atPath: outputFile.path) ?? Data())
     }
 }
 
@@ -86,8 +100,9 @@ public enum DashboardSnapshot {
             throw SnapshotError(
                 "the dashboard never drew the \(view) of \(device) (is the device in simulation \(simulation)?)")
         }
-        guard rect[0] >= 0, rect[1] >= 0, rect[0] + rect[2] <= chromium.windowWidth,
-            rect[1] + rect[3] <= chromium.windowHeight
+        // Compared by subtraction: the numbers come from the page.
+        guard rect[0] >= 0, rect[1] >= 0, rect[2] <= chromium.windowWidth - rect[0],
+            rect[3] <= chromium.windowHeight - rect[1]
         else {
             let window = "\(chromium.windowWidth)×\(chromium.windowHeight)"
             throw SnapshotError("the \(view) lies outside Chromium's \(window) window")
@@ -95,10 +110,13 @@ public enum DashboardSnapshot {
         return try chromium.screenshot(url).cropped(x: rect[0], y: rect[1], width: rect[2], height: rect[3])
     }
 
-    /// `data-snapshot-rect="x y w h"`, written by Public/js/snapshot-mode.js.
+    /// `data-snapshot-rect="x y w h"` on the `<html>` element, written by
+    /// Public/js/snapshot-mode.js (never one elsewhere in the page).
     static func rect(in dom: String) -> [Int]? {
-        guard let start = dom.range(of: "data-snapshot-rect=\"") else { return nil }
-        let numbers = dom[start.upperBound...].prefix { $0 != "\"" }.split(separator: " ").compactMap { Int($0) }
+        guard let html = dom.range(of: "<html") else { return nil }
+        let tag = dom[html.upperBound...].prefix { $0 != ">" }
+        guard let start = tag.range(of: "data-snapshot-rect=\"") else { return nil }
+        let numbers = tag[start.upperBound...].prefix { $0 != "\"" }.split(separator: " ").compactMap { Int($0) }
         return numbers.count == 4 && numbers[2] > 0 && numbers[3] > 0 ? numbers : nil
     }
 

@@ -37,6 +37,9 @@ struct StoreExport: ParsableCommand {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         try withStoreErrors("export") {
             let log = try CommandLogFile(path: path, readOnly: true)
+            if let out = self.out, [path, path + "-wal", path + "-shm"].contains(where: { isSameFile(out, $0) }) {
+                throw ScenarioError("--out \(out) is the log itself (or its WAL): writing there would truncate it")
+            }
             let output = try OutputFile(path: self.out)
             let lines = try log.exportScenario { line in try output.write(line.encoded + [0x0A]) }
             try output.close()
@@ -183,6 +186,14 @@ private func withStoreErrors(_ command: String, _ body: () throws -> Void) throw
         printError("islet store \(command): \(error)")
         throw ExitCode(2)
     }
+}
+
+/// Whether both paths name one existing file (the same device and inode, through any link).
+private func isSameFile(_ a: String, _ b: String) -> Bool {
+    var first = stat()
+    var second = stat()
+    guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino
 }
 
 /// Standard output, or a file created (truncated) at `path`, written without Foundation.

@@ -68,6 +68,8 @@ struct StoreProcessTests {
             let (source, state) = try self.record(db: dir.file("source.sqlite"), seed: 9)
             defer { _ = try? source.stop() }
             let scenario = dir.file("scenario.jsonl")
+            let onItself = try runIslet(["store", "export", "--db", dir.file("source.sqlite"), "--out", dir.file("source.sqlite")])
+            #expect(onItself.status == 2 && onItself.errors.contains("is the log itself"), "\(onItself.errors)")
             let export = try runIslet(["store", "export", "--db", dir.file("source.sqlite"), "--out", scenario])
             #expect(export.status == 0, "\(export.errors)")
             let lines = try String(contentsOfFile: scenario, encoding: .utf8).split(separator: "\n")

@@ -1,4 +1,4 @@
-import IsletSnapshot
+@testable import IsletSnapshot
 import Testing
 
 @Suite("PNG codec and pixel diff of islet snapshot")
@@ -56,5 +56,16 @@ struct PNGImageTests {
     @Test("what is not a PNG is refused")
     func refusals() {
         #expect(throws: PNGError.self) { try PNGImage(png: Array("not a png".utf8)) }
+    }
+}
+
+@Suite("Reading the dashboard's snapshot box")
+struct SnapshotRectTests {
+    @Test("only the <html> element's data-snapshot-rect counts; one in the page's content does not")
+    func htmlOnly() {
+        let dom = #"<html lang="en" data-snapshot-rect="10 20 300 400"><body><i data-snapshot-rect="1 2 3 4"></i></body></html>"#
+        #expect(DashboardSnapshot.rect(in: dom) == [10, 20, 300, 400])
+        let spoofed = #"<html lang="en"><body><i data-snapshot-rect="9223372036854775807 0 9223372036854775807 1"></i></body></html>"#
+        #expect(DashboardSnapshot.rect(in: spoofed) == nil)
     }
 }
