@@ -65,9 +65,6 @@ extension IsletServer {
         guard self.simulations[id] == nil else {
             throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
         }
-        guard self.simulations.count < self.configuration.maxSimulations else {
-            throw self.simulationLimitError
-        }
         guard let from = request.from else {
             let engine = Engine(
                 renderer: MustacheRenderer(), at: self.now, clock: request.clock(at: self.now) ?? self.freshClock)
@@ -163,7 +160,7 @@ extension IsletServer {
         _ id: String, engine: Engine, clock: SimulationClock? = nil, forkOf source: (id: String, rev: UInt64)? = nil,
         tokens wantsTokens: Bool, demo: Bool, _ context: RouteContext
     ) throws(APIError) -> RouteReply {
-        // Checked again here: a fork waits for its source, and other creations may come first.
+        // Checked here, not on arrival: a fork waits for its source, and other creations may come first.
         guard self.simulations.count < self.configuration.maxSimulations else { throw self.simulationLimitError }
         let tokens = wantsTokens ? SimulationTokens.random() : nil
         var random = SystemRandomNumberGenerator()
