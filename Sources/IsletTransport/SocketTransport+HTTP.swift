@@ -83,8 +83,8 @@ extension SocketTransport {
 
     /// A `Content-Length` value: 1 to 18 decimal digits (RFC 9110 §8.6), nothing else.
     private static func byteCount(_ text: String) -> Int? {
-        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return nil }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy(digits.contains) else { return nil }
         return Int(text)
     }
 

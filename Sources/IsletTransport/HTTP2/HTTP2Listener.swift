@@ -135,7 +135,8 @@ private func percentDecoded(_ text: String, plusIsSpace: Bool = false) -> String
     var utf8 = Array(text.utf8)[...]
     while let byte = utf8.popFirst() {
         // Two hexadecimal digits: `UInt8(_:radix:)` alone would also take a sign ("%+f").
-        if byte == UInt8(ascii: "%"), utf8.count >= 2, utf8.prefix(2).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+        if byte == UInt8(ascii: "%"), utf8.count >= 2,
+            utf8.prefix(2).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
             let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
         {
             bytes.append(value)
@@ -148,4 +149,3 @@ private func percentDecoded(_ text: String, plusIsSpace: Bool = false) -> String
     }
     return String(decoding: bytes, as: UTF8.self)
 }
-
