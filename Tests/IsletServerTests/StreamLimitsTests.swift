@@ -63,4 +63,39 @@ struct StreamLimitsTests {
         #expect(snapshots.map { $0["sub"] } == ["a", "b"])
         #expect(snapshots[0]["value"] == snapshots[1]["value"])
     }
+
+    @Test("a snapshot built while a slow reader's queue was full is dropped with its deleted world, not sent for a re-created one")
+    func preparedSnapshotGoesWithItsWorld() throws {
+        var configuration = IsletConfiguration.testing()
+        configuration.limits.outboundBytes = 30_000
+        let (server, transport) = try makeServer(configuration)
+        let batch: [JSONValue] = (0..<20).map { ["type": "device.upsert", "id": .string("d\($0)")] }
+        func create() throws -> JSONValue {
+            let created = try #require(
+                transport.request(.POST, "/v1/simulations", headers: Self.json, body: Array(#"{"id":"x1"}"#.utf8)))
+            #expect(created.status == 201)
+            _ = transport.request(.POST, "/v1/simulations/x1/commands", headers: Self.json, body: PipelineTests.body(batch))
+            server.flush()
+            return try JSONParser().parse(created.body)["epoch"] ?? nil
+        }
+        let first = try create()
+        let stream = try #require(transport.openWebSocket())
+        transport.receive(text: #"{"op":"subscribe","id":"main","path":"/clock"}"#, from: stream)
+        server.flush()
+        // About 18 KB each: "a" fills the queue, "b" waits with its snapshot built.
+        transport.receive(text: #"{"op":"subscribe","id":"a","path":"","simulation":"x1"}"#, from: stream)
+        server.flush()
+        transport.receive(text: #"{"op":"subscribe","id":"b","path":"","simulation":"x1"}"#, from: stream)
+        server.flush()
+        #expect(transport.request(.DELETE, "/v1/simulations/x1")?.status == 200)
+        let second = try create()
+        #expect(first != second)
+        transport.receive(text: #"{"op":"subscribe","id":"b","path":"","simulation":"x1"}"#, from: stream)
+        for _ in 0..<3 {
+            server.flush()
+            transport.drain(stream)
+        }
+        let snapshots = try transport.sentJSON(to: stream).filter { $0["type"] == "snapshot" && $0["sub"] == "b" }
+        #expect(snapshots.map { $0["epoch"] } == [second])
+    }
 }
