@@ -180,7 +180,7 @@ private func advanceDay(
             [["type": "clock.advance", "seconds": .number(86_400 / Double(steps))]] as [JSONValue],
             at: BenchWorld.start)
         totals.transitions += revision.transitions
-        totals.ops += revision.ops.count
+        totals.ops += revision.operationCount
         totals.bytes += revision.encodedOps.count
         totals.revisions += 1
     }
@@ -211,7 +211,7 @@ private func measureUpdates(
         let elapsed = ContinuousClock.now - start
         guard iteration >= 1000 else { continue }
         samples.append(elapsed)
-        totalOps += revision.ops.count
+        totalOps += revision.operationCount
         totalBytes += revision.encodedOps.count
         if show, iteration == count + 999 { report(String(decoding: revision.encodedOps, as: UTF8.self)) }
     }

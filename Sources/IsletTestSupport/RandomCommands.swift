@@ -18,13 +18,18 @@ public struct SplitMix64: RandomNumberGenerator {
 }
 
 /// Random command batches over a small world (3 devices, 3 apps, 8 activity ids, and with
-/// `widgets` 8 widget ids and 2 stacks), from a seed. Some commands are invalid on purpose
-/// (unknown ids, limits, ended activities) so that rejected batches are exercised too.
+/// `widgets` 8 widget ids and 2 stacks), from a seed, revision 2's device settings included.
+/// Some commands are invalid on purpose (unknown ids, limits, ended activities, an iOS version
+/// older than the model) so that rejected batches are exercised too.
 ///
 /// Server tests keep the default `clockRates` of `[0]`: a running virtual clock would make
 /// their outcome depend on the wall clock.
 public struct RandomCommands {
     public var random: SplitMix64
+    /// Draws for what DOMAIN revision 2 added (a device's foreground app, Always-On, StandBy
+    /// view, time zone and iOS version; an activity's device; `standby.tap`), from a stream of
+    /// their own so that each seed's other commands stay what they were.
+    public var revision2: SplitMix64
     public let devices = ["d1", "d2", "d3"]
     public let models = ["iphone-15-pro", "iphone-16-pro-max", "iphone-se-3", "iphone-14-pro"]
     public let apps = ["coffee", "ride", "sports"]
@@ -43,6 +48,7 @@ public struct RandomCommands {
 
     public init(seed: UInt64, widgets: Bool = false, clockRates: [Double] = [0]) {
         self.random = SplitMix64(seed: seed)
+        self.revision2 = SplitMix64(seed: seed ^ 0x5245_5649_5349_4F4E)
         self.includesWidgets = widgets
         self.clockRates = clockRates
     }
@@ -73,8 +79,19 @@ public struct RandomCommands {
             ]
     }
 
+    /// A draw from ``revision2``: whether a revision-2 field is added.
+    private mutating func revision2Chance(_ percent: Int) -> Bool {
+        Int.random(in: 1...100, using: &self.revision2) <= percent
+    }
+
+    private mutating func revision2Pick<T>(_ values: [T]) -> T { values.randomElement(using: &self.revision2)! }
+
     public mutating func batch(now: Instant) -> [JSONValue] {
-        (0..<self.int(1...3)).map { _ in self.command(now: now) }
+        var batch = (0..<self.int(1...3)).map { _ in self.command(now: now) }
+        if self.revision2Chance(4) {
+            batch.append(["type": "standby.tap", "device": .string(self.revision2Pick(self.devices))])
+        }
+        return batch
     }
 
     public mutating func command(now: Instant) -> JSONValue {
@@ -128,6 +145,7 @@ public struct RandomCommands {
             command["start"] = .string(now.adding(seconds: Double(self.int(60...3600))).rfc3339)
             command["alert"] = ["title": "Scheduled"]
         }
+        if self.revision2Chance(30) { command["device"] = .string(self.revision2Pick(self.devices)) }
         return .object(command)
     }
 
@@ -159,6 +177,15 @@ public struct RandomCommands {
         for flag in ["locked", "standby", "nightMode"] where self.chance(40) { command[flag] = .bool(self.chance(50)) }
         if self.chance(20) { command["appearance"] = .string(self.pick(["light", "dark"])) }
         if self.chance(10) { command["model"] = .string(self.pick(self.models)) }
+        if self.revision2Chance(25) { command["foregroundApp"] = .string(self.revision2Pick(self.apps + [""])) }
+        if self.revision2Chance(15) { command["alwaysOn"] = .bool(self.revision2Chance(70)) }
+        if self.revision2Chance(20) { command["standbyView"] = .string(self.revision2Pick(["fullScreen", "minimal"])) }
+        if self.revision2Chance(10) {
+            command["timeZone"] = .string(self.revision2Pick(["UTC", "America/New_York", "Asia/Tokyo"]))
+        }
+        if self.revision2Chance(8) {
+            command["iosVersion"] = .string(self.revision2Pick(["16.0", "16.1", "17.2", "18.0", "26.0", "27.0"]))
+        }
         return .object(command)
     }
 

@@ -1,55 +1,56 @@
 internal import HashTreeCollections
 
 /// The end of a revision: render what changed, rebuild the touched entities' JSON, diff each
-/// against the document, store it, and collect the operations.
+/// against the document, store it, and write the operations.
 extension Engine {
     mutating func finishRevision(results: [JSONValue]) -> Revision {
         self.rev += 1
         self.renderTouched()
         self.refreshSceneBase()
         self.touchDevicesShowingRendered()
-        var operations: [PatchOperation] = []
+        var patch = EncodedPatch(reservingCapacity: self.changes.encodedSizeGuess)
         for id in self.changes.activities.sorted() {
-            self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &operations)
+            self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &patch)
         }
         for id in self.changes.apps.union(self.changes.deliveryLogs.keys).sorted() {
-            self.storeApp(id, into: &operations)
+            self.storeApp(id, into: &patch)
         }
-        self.storeClock(into: &operations)
+        self.storeClock(into: &patch)
         if self.changes.config {
-            for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &operations) }
+            for (name, value) in self.configuration.entries { self.store(.config, name, value, into: &patch) }
         }
         var rebuilt = self.changes.devices
         if self.changes.allDevices { rebuilt.formUnion(self.devices.keys) }
         var deviceIDs = rebuilt
         for (id, change) in self.changes.scenes where change.lockScreen { deviceIDs.insert(id) }
         for id in deviceIDs.sorted() {
-            self.storeDevice(id, rebuild: rebuilt.contains(id), into: &operations)
+            self.storeDevice(id, rebuild: rebuilt.contains(id), into: &patch)
         }
         if self.changes.relevance {
-            for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &operations) }
+            for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &patch) }
         }
         for id in uniqueSorted(self.changes.stacks) {
-            self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &operations)
+            self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &patch)
         }
-        self.publishWidgets(into: &operations)
+        self.publishWidgets(into: &patch)
+        let count = patch.count
         let revision = Revision(
-            rev: self.rev, at: self.now, ops: operations, results: results,
-            transitions: self.changes.transitions, encodedOps: operations.encoded, discards: self.changes.discards)
+            rev: self.rev, at: self.now, encodedOps: patch.finish(), operationCount: count,
+            results: results, transitions: self.changes.transitions, discards: self.changes.discards)
         self.changes = ChangeSet()
         return revision
     }
 
     /// Replaces one entry of the document and appends the operations that describe the change.
     mutating func store(
-        _ section: DocumentSection, _ key: String, _ new: JSONValue?, into operations: inout [PatchOperation]
+        _ section: DocumentSection, _ key: String, _ new: JSONValue?, into patch: inout EncodedPatch
     ) {
         let path = JSONPointer(tokens: [section.rawValue, key])
         switch (self.document[section, key], new) {
         case (nil, nil): return
-        case (nil, let value?): operations.append(.add(path, value))
-        case (_?, nil): operations.append(.remove(path))
-        case (let old?, let value?): JSONPatch.diff(old, value, path, &operations)
+        case (nil, let value?): patch.append(.add(path, value))
+        case (_?, nil): patch.append(.remove(path))
+        case (let old?, let value?): JSONPatch.diff(old, value, path, &patch)
         }
         self.document[section, key] = new
     }
@@ -58,7 +59,7 @@ extension Engine {
     /// removed, any other gets the members its changes marked replaced (nothing is compared, and
     /// `timeline.entries` is sent only when a new timeline arrived). Each widget is rendered
     /// once, however many transitions it went through, and changed in place, never copied.
-    private mutating func publishWidgets(into operations: inout [PatchOperation]) {
+    private mutating func publishWidgets(into patch: inout EncodedPatch) {
         guard !self.changes.widgets.isEmpty else { return }
         var pass = WidgetRenderPass(self)
         let reloadsPerDay = self.configuration.widgetReloadsPerDay
@@ -66,7 +67,7 @@ extension Engine {
         for id in uniqueSorted(self.changes.widgets) {
             let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
             guard let slot = self.widgets.slot(of: id) else {
-                if self.changes.unpublishedWidgets.contains(id) { operations.append(.remove(path)) }
+                if self.changes.unpublishedWidgets.contains(id) { patch.append(.remove(path)) }
                 continue
             }
             self.widgets.modify(slot: slot) { widget in
@@ -79,10 +80,10 @@ extension Engine {
                 let context = WidgetJSONContext(
                     device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
                 if !widget.published {
-                    operations.append(.add(path, widget.document(context)))
+                    patch.append(.add(path, widget.document(context)))
                 } else {
                     for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
-                        operations.append(.replace(path.appending(name), widget.member(member, context)))
+                        patch.append(.replace(path.appending(name), widget.member(member, context)))
                     }
                 }
                 widget.published = true
@@ -96,7 +97,7 @@ extension Engine {
     /// and an app whose log alone changed (the push path's common case: `recordDelivery` does
     /// not mark the app changed) is neither rebuilt nor stored. Its channels are rebuilt and
     /// compared only where they changed.
-    private mutating func storeApp(_ id: String, into operations: inout [PatchOperation]) {
+    private mutating func storeApp(_ id: String, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
         let log = self.deliveryLogs[id] ?? []
         switch (self.document[.apps, id], self.apps[id]) {
@@ -106,11 +107,11 @@ extension Engine {
             let stored = self.appJSON(app)
             var added = stored
             try? added.set(.array(log), at: Self.deliveriesPointer)
-            operations.append(.add(path, added))
+            patch.append(.add(path, added))
             self.document[.apps, id] = stored
             return
         case (_?, nil):
-            operations.append(.remove(path))
+            patch.append(.remove(path))
             self.document[.apps, id] = nil
             return
         case (.object(let old)?, let app?):
@@ -124,16 +125,16 @@ extension Engine {
                     let after = app.channels[channelID].map(self.channelJSON)
                     switch (before, after) {
                     case (nil, nil): continue
-                    case (nil, let value?): operations.append(.add(channelPath.appending(channelID), value))
-                    case (_?, nil): operations.append(.remove(channelPath.appending(channelID)))
+                    case (nil, let value?): patch.append(.add(channelPath.appending(channelID), value))
+                    case (_?, nil): patch.append(.remove(channelPath.appending(channelID)))
                     case (let was?, let value?):
-                        JSONPatch.diff(was, value, channelPath.appending(channelID), &operations)
+                        JSONPatch.diff(was, value, channelPath.appending(channelID), &patch)
                     }
                     channels[channelID] = after
                 }
                 let rebuilt = self.appJSON(app, channels: .object(channels))
                 if case .object(let new) = rebuilt {
-                    JSONPatch.diff(old, new, skipping: ["channels"], path, &operations)
+                    JSONPatch.diff(old, new, skipping: ["channels"], path, &patch)
                 }
                 self.document[.apps, id] = rebuilt
             }
@@ -143,8 +144,8 @@ extension Engine {
         guard let change = self.changes.deliveryLogs[id] else { return }
         let logPath = path.appending(Self.deliveriesPointer)
         let kept = min(change.appended, log.count)
-        for _ in 0..<(change.published + kept - log.count) { operations.append(.remove(logPath.appending(0))) }
-        for index in (log.count - kept)..<log.count { operations.append(.add(logPath.appending(index), log[index])) }
+        for _ in 0..<(change.published + kept - log.count) { patch.append(.remove(logPath.appending(0))) }
+        for index in (log.count - kept)..<log.count { patch.append(.add(logPath.appending(index), log[index])) }
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new
@@ -152,12 +153,12 @@ extension Engine {
     /// replayed moves on that device, or (after too many moves to replay) one `replace` of the list.
     /// - Parameter rebuild: whether the device's entry may have changed; without it only the
     ///   Lock Screen list did, and the entry is neither rebuilt nor compared.
-    private mutating func storeDevice(_ id: String, rebuild: Bool, into operations: inout [PatchOperation]) {
+    private mutating func storeDevice(_ id: String, rebuild: Bool, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.devices.rawValue, id])
         let old = self.document[.devices, id]
         if !rebuild, old != nil {
             assert(old == self.devices[id].map(self.deviceJSON), "device \(id) changed without being touched")
-            self.appendLockScreenOperations(id, path, into: &operations)
+            self.appendLockScreenOperations(id, path, into: &patch)
             return
         }
         let new = self.devices[id].map(self.deviceJSON)
@@ -166,26 +167,26 @@ extension Engine {
             return
         case (nil, var added?):
             try? added.set(self.lockScreenList(of: id), at: Self.lockScreenListPointer)
-            operations.append(.add(path, added))
+            patch.append(.add(path, added))
         case (_?, nil):
-            operations.append(.remove(path))
+            patch.append(.remove(path))
         case (let old?, let new?):
-            JSONPatch.diff(old, new, path, &operations)
-            self.appendLockScreenOperations(id, path, into: &operations)
+            JSONPatch.diff(old, new, path, &patch)
+            self.appendLockScreenOperations(id, path, into: &patch)
         }
         self.document[.devices, id] = new
     }
 
     /// The Lock Screen list's operations of this revision under one device's path, if it changed.
-    private func appendLockScreenOperations(_ id: String, _ path: JSONPointer, into operations: inout [PatchOperation]) {
+    private func appendLockScreenOperations(_ id: String, _ path: JSONPointer, into patch: inout EncodedPatch) {
         guard let change = self.changes.scenes[id], change.lockScreen else { return }
         let listPath = path.appending(Self.lockScreenListPointer)
         if let ops = change.lockScreenOps {
             for op in ops {
-                operations.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
+                patch.append(PatchOperation(kind: op.kind, path: listPath.appending(op.path), value: op.value))
             }
         } else {
-            operations.append(.replace(listPath, self.lockScreenList(of: id)))
+            patch.append(.replace(listPath, self.lockScreenList(of: id)))
         }
     }
 
@@ -194,13 +195,13 @@ extension Engine {
 
     /// `/clock/now` is replaced in every revision, even when a paused clock leaves it equal, so
     /// every patch says at which simulated instant it happened.
-    private mutating func storeClock(into operations: inout [PatchOperation]) {
+    private mutating func storeClock(into patch: inout EncodedPatch) {
         let now = JSONValue.string(self.now.rfc3339)
-        operations.append(.replace(Self.clockNowPointer, now))
+        patch.append(.replace(Self.clockNowPointer, now))
         self.document[.clock, "now"] = now
         if self.changes.clockSettings {
-            self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &operations)
-            self.store(.clock, "rate", .number(self.clock.rate), into: &operations)
+            self.store(.clock, "mode", .string(self.clock.mode.rawValue), into: &patch)
+            self.store(.clock, "rate", .number(self.clock.rate), into: &patch)
         }
     }
 

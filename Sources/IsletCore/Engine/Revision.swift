@@ -5,17 +5,29 @@ public struct Revision: Sendable, Hashable {
     public var rev: UInt64
     /// The simulated instant of the revision (the document's `/clock/now` after it).
     public var at: Instant
-    /// The RFC 6902 operations that turn the previous document into this one. Paths are
-    /// absolute and never above `/<collection>/<id>`; `/clock/now` is always among them.
-    public var ops: [PatchOperation]
+    /// The canonical encoding of the RFC 6902 operations that turn the previous document into
+    /// this one (a JSON array), written as the engine produced them. Paths are absolute and never
+    /// above `/<collection>/<id>`; `/clock/now` is always among them.
+    public var encodedOps: [UInt8]
+    /// How many operations `encodedOps` holds.
+    public var operationCount: Int
     /// One result per command of the batch (API.md); empty for a clock step.
     public var results: [JSONValue]
     /// How many scheduled transitions (deadlines) the revision applied.
     public var transitions: Int
-    /// The canonical encoding of `ops` (a JSON array), computed once for fan-out.
-    public var encodedOps: [UInt8]
     /// What the revision let go of to keep the world within its bounds (for `/metrics`).
     public var discards = Discards()
+
+    /// The operations, parsed from `encodedOps` on each read (only a subscription narrowed
+    /// below a path needs them: the revision does not keep them as trees).
+    /// - Complexity: O(size of the patch).
+    public var ops: [PatchOperation] {
+        do {
+            return try [PatchOperation](decoding: self.encodedOps)
+        } catch {
+            preconditionFailure("revision \(self.rev)'s own patch does not parse: \(error)")
+        }
+    }
 }
 
 /// What a revision let go of to keep the world within its bounds: counted by the server's
@@ -70,6 +82,13 @@ struct ChangeSet: Sendable {
     /// `/relevance` changed.
     var relevance = false
     var discards = Discards()
+
+    /// A guess of the revision's encoded patch size from what it touched (a widget's members
+    /// take ~1.5 KiB, a stack's ranking ~2.5 KiB), so that a huge patch is not copied as it grows.
+    var encodedSizeGuess: Int {
+        let entries = self.activities.count + self.apps.count + self.devices.count + self.scenes.count
+        return 512 + 2_048 * (self.widgets.count + entries) + 3_072 * self.stacks.count
+    }
 
     mutating func touchActivity(_ id: String, render: Bool) {
         self.activities.insert(id)

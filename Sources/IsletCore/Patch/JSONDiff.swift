@@ -16,7 +16,7 @@ extension JSONPatch {
     }
 
     /// Appends the operations that turn `old` into `new` to `operations`.
-    static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout [PatchOperation]) {
+    static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout some PatchSink) {
         switch (old, new) {
         case (.object(let a), .object(let b)):
             if a != b { self.diffObjects(a, b, path, &operations) }
@@ -31,13 +31,13 @@ extension JSONPatch {
     /// in `skipped` (the caller describes their changes itself).
     static func diff(
         _ old: JSONObject, _ new: JSONObject, skipping skipped: Set<String>, _ path: JSONPointer,
-        _ operations: inout [PatchOperation]
+        _ operations: inout some PatchSink
     ) {
         self.diffObjects(old, new, path, &operations, skipping: skipped)
     }
 
     private static func diffObjects(
-        _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout [PatchOperation],
+        _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout some PatchSink,
         skipping skipped: Set<String> = []
     ) {
         var i = 0
@@ -73,7 +73,7 @@ extension JSONPatch {
     }
 
     private static func diffArrays(
-        _ old: [JSONValue], _ new: [JSONValue], _ path: JSONPointer, _ operations: inout [PatchOperation]
+        _ old: [JSONValue], _ new: [JSONValue], _ path: JSONPointer, _ operations: inout some PatchSink
     ) {
         var prefix = 0
         while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
@@ -100,7 +100,7 @@ extension JSONPatch {
 
     /// A rolling log: `k` elements left the head and others were appended at the tail.
     private static func diffShifted(
-        _ old: [JSONValue], _ new: [JSONValue], prefix: Int, _ path: JSONPointer, _ operations: inout [PatchOperation]
+        _ old: [JSONValue], _ new: [JSONValue], prefix: Int, _ path: JSONPointer, _ operations: inout some PatchSink
     ) -> Bool {
         for removed in 1...min(8, old.count - prefix) {
             let kept = old.count - prefix - removed
@@ -117,7 +117,7 @@ extension JSONPatch {
     /// One element moved: to a later place (`old` starts with it) or an earlier one.
     private static func diffMoved(
         _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, prefix: Int, _ path: JSONPointer,
-        _ operations: inout [PatchOperation]
+        _ operations: inout some PatchSink
     ) -> Bool {
         guard old.count == new.count, old.count > 2 else { return false }
         let last = prefix + old.count - 1
@@ -136,7 +136,7 @@ extension JSONPatch {
 
     private static func diffElementwise(
         _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, whole: [JSONValue], prefix: Int,
-        _ path: JSONPointer, _ operations: inout [PatchOperation]
+        _ path: JSONPointer, _ operations: inout some PatchSink
     ) {
         let common = min(old.count, new.count)
         var changed = 0

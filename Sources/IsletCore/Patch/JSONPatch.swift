@@ -22,18 +22,7 @@ public enum JSONPatch {
 
     /// Parses a patch document (a JSON array of operation objects) and applies it.
     public static func apply(patch: JSONValue, to document: JSONValue) throws(APIError) -> JSONValue {
-        guard case .array(let elements) = patch else {
-            throw APIError(.invalidArgument, "a JSON Patch must be an array of operations")
-        }
-        var operations: [PatchOperation] = []
-        for (index, element) in elements.enumerated() {
-            do throws(APIError) {
-                operations.append(try PatchOperation(json: element))
-            } catch {
-                throw error.nested(under: JSONPointer(tokens: [String(index)]))
-            }
-        }
-        return try self.apply(operations, to: document)
+        try self.apply(try [PatchOperation](json: patch), to: document)
     }
 }
 

@@ -100,21 +100,78 @@ public struct PatchOperation: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Where computed operations go: a list, or a patch encoded as it grows.
+protocol PatchSink {
+    mutating func append(_ operation: PatchOperation)
+}
+
+extension [PatchOperation]: PatchSink {}
+
 extension [PatchOperation] {
     /// The canonical encoding of a whole patch (a JSON array of operations).
     public var encoded: [UInt8] {
-        // Generous: untouched capacity costs address space, not memory, and regrowing a patch of
-        // hundreds of megabytes would copy it.
-        var writer = JSONWriter(reservingCapacity: 64 + self.count * 384)
-        writer.writeRaw("[")
+        var patch = EncodedPatch(reservingCapacity: 64 + self.count * 384)
         // Operations are read in place: iterating would copy each one, retaining its path and value.
         self.withUnsafeBufferPointer { operations in
-            for index in operations.indices {
-                if index > 0 { writer.writeRaw(",") }
-                operations[index].write(to: &writer)
+            for index in operations.indices { patch.append(operations[index]) }
+        }
+        return patch.finish()
+    }
+
+    /// The operations of a patch document (a JSON array of operation objects).
+    /// - Throws: `invalid_argument`, naming the failing operation as `/<index>`.
+    public init(json patch: JSONValue) throws(APIError) {
+        guard case .array(let elements) = patch else {
+            throw APIError(.invalidArgument, "a JSON Patch must be an array of operations")
+        }
+        self = []
+        self.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            do throws(APIError) {
+                self.append(try PatchOperation(json: element))
+            } catch {
+                throw error.nested(under: JSONPointer(tokens: [String(index)]))
             }
         }
-        writer.writeRaw("]")
-        return writer.bytes
+    }
+
+    /// The operations of an encoded patch document.
+    public init(decoding encoded: [UInt8]) throws(APIError) {
+        try self.init(json: try JSONParser.stored.parse(encoded))
+    }
+}
+
+/// A patch written out as its operations are produced, so that a revision of hundreds of
+/// thousands of operations never holds them all as trees (issue 17: the 24 h jump's peak).
+struct EncodedPatch: PatchSink {
+    private var writer: JSONWriter
+    /// How many operations were appended.
+    private(set) var count = 0
+
+    /// - Parameter capacity: A guess of the encoded size; untouched capacity costs address
+    ///   space, not memory, and regrowing a patch of hundreds of megabytes would copy it.
+    init(reservingCapacity capacity: Int) {
+        self.writer = JSONWriter(reservingCapacity: capacity)
+        self.writer.writeRaw("[")
+    }
+
+    mutating func append(_ operation: PatchOperation) {
+        if self.count > 0 { self.writer.writeRaw(",") }
+        operation.write(to: &self.writer)
+        self.count += 1
+    }
+
+    /// Closes the JSON array and returns it; a small patch is copied to its size, so that a
+    /// history of small revisions does not keep the guessed capacity. (Mutating, not consuming:
+    /// a consumed copy would share the buffer, and closing the array would then copy it whole.)
+    mutating func finish() -> [UInt8] {
+        self.writer.writeRaw("]")
+        let bytes = self.writer.bytes
+        guard bytes.count < 65_536, bytes.capacity > 2 * bytes.count else { return bytes }
+        // `Array(bytes)` would share the buffer: copy into one of the right size.
+        var trimmed: [UInt8] = []
+        trimmed.reserveCapacity(bytes.count)
+        trimmed.append(contentsOf: bytes)
+        return trimmed
     }
 }

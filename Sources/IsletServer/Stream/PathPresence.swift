@@ -9,6 +9,9 @@ struct PathPresence {
     /// The paths tracked now.
     var paths: Dictionary<JSONPointer, (count: Int, exists: Bool)>.Keys { self.entries.keys }
 
+    /// Whether a path below the root is tracked (the root always exists).
+    var tracksBelowRoot: Bool { self.entries.keys.contains { !$0.isRoot } }
+
     /// Whether `path` existed at the latest published revision; nil if not tracked.
     func existed(_ path: JSONPointer) -> Bool? { self.entries[path]?.exists }
 

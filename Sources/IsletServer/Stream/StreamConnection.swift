@@ -10,6 +10,9 @@ struct SubscriptionKey: Hashable {
     init(_ paths: some Sequence<JSONPointer>) { self.paths = Array(Set(paths)).sorted() }
 
     static let empty = SubscriptionKey([])
+
+    /// Only the root: every operation goes as it is, without parsing the revision's patch.
+    var isWholeDocument: Bool { self.paths == [.root] }
 }
 
 /// One `/v1/stream` connection's subscriptions and delivery state. Loop-confined.

@@ -287,7 +287,7 @@ final class StreamHub {
         var existed: Bool? = nil
         var messages: [[UInt8]] = []
         for entry in entries {
-            guard let ops = try? Self.operations(entry.encodedOps) else {
+            guard let ops = try? [PatchOperation](decoding: entry.encodedOps) else {
                 self.logger.error("a revision in the history does not parse", metadata: ["islet.rev": "\(entry.rev)"])
                 return nil
             }
@@ -306,13 +306,6 @@ final class StreamHub {
             existed = PatchFilter.exists(sub.path, after: ops, existedBefore: existed)
         }
         return messages
-    }
-
-    private static func operations(_ encoded: [UInt8]) throws(APIError) -> [PatchOperation] {
-        guard case .array(let elements) = try JSONParser.stored.parse(encoded) else { return [] }
-        var ops: [PatchOperation] = []
-        for element in elements { ops.append(try PatchOperation(json: element)) }
-        return ops
     }
 
     private func activate(_ sub: StreamConnection.Subscription, in world: SimulationStream, on connection: StreamConnection) {
@@ -349,8 +342,11 @@ final class StreamHub {
         for record in records {
             let revision = record.revision
             world.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
-            if !world.groups.isEmpty { self.fanOut(revision, in: world) }
-            world.presence.apply(revision.ops)
+            // The operations are parsed only for subscriptions below the root, which narrow them.
+            let narrowed = world.groups.keys.contains { !$0.isWholeDocument } || world.presence.tracksBelowRoot
+            let ops = narrowed ? revision.ops : []
+            if !world.groups.isEmpty { self.fanOut(revision, ops, in: world) }
+            world.presence.apply(ops)
         }
     }
 
@@ -361,13 +357,16 @@ final class StreamHub {
 
     /// One patch per group of connections with equal subscription paths; equal filtered
     /// operation lists share one encoding.
-    private func fanOut(_ revision: Revision, in world: SimulationStream) {
+    /// - Parameter ops: The revision's operations, when a group's paths are below the root.
+    private func fanOut(_ revision: Revision, _ ops: [PatchOperation], in world: SimulationStream) {
         var whole: [UInt8]?
         var encoded: [[PatchOperation]: [UInt8]] = [:]
         var slow: [ConnectionID] = []
         for (key, members) in world.groups {
             let bytes: [UInt8]
-            switch PatchFilter.filter(revision.ops, paths: key.paths, existed: { world.presence.existed($0) }) {
+            let filtered =
+                key.isWholeDocument ? .all : PatchFilter.filter(ops, paths: key.paths, existed: { world.presence.existed($0) })
+            switch filtered {
             case .none:
                 continue
             case .all:

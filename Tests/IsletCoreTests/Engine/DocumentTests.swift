@@ -46,6 +46,7 @@ import Testing
             #expect(revision.ops.allSatisfy { $0.path.tokens.count >= 2 }, "\(revision.ops)")
             #expect(revision.ops.contains { $0.path == "/clock/now" })
             #expect(revision.encodedOps == revision.ops.encoded)
+            #expect(revision.operationCount == revision.ops.count)
             let parsed = try JSONParser().parse(revision.encodedOps)
             #expect(parsed == .array(revision.ops.map(\.json)))
         }

@@ -1,6 +1,7 @@
-import IsletCore
 import IsletTestSupport
 import Testing
+
+@testable import IsletCore
 
 @Suite struct JSONDiffTests {
     @Test("diff gives minimal operations for common changes")
@@ -49,6 +50,29 @@ import Testing
             #expect(try JSONPatch.apply(ops, to: a) == b)
             #expect(JSONPatch.diff(from: a, to: a).isEmpty)
         }
+    }
+
+    @Test("a patch written as it grows is the encoded list, and decodes to the same operations", arguments: [1, 2, 3] as [UInt64])
+    func encodedAsItGrows(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<100 {
+            let a = RandomJSON.value(depth: 3, using: &random)
+            let b = RandomJSON.mutate(a, using: &random)
+            var list: [PatchOperation] = []
+            JSONPatch.diff(a, b, "/widgets/w~11", &list)
+            // One byte of capacity makes the writer grow; the small result is trimmed to size.
+            var patch = EncodedPatch(reservingCapacity: 1)
+            JSONPatch.diff(a, b, "/widgets/w~11", &patch)
+            #expect(patch.count == list.count)
+            let bytes = patch.finish()
+            #expect(bytes == list.encoded)
+            #expect(try [PatchOperation](decoding: bytes) == list)
+            #expect(bytes.capacity <= max(32, 2 * bytes.count), "the allocator rounds tiny arrays up")
+        }
+        var empty = EncodedPatch(reservingCapacity: 1_024)
+        #expect(empty.finish() == Array("[]".utf8))
+        #expect(throws: APIError.self) { try [PatchOperation](decoding: Array(#"{"op":"remove"}"#.utf8)) }
+        #expect(throws: APIError.self) { try [PatchOperation](decoding: Array(#"[{"op":"remove"}]"#.utf8)) }
     }
 
     @Test("strings and keys compare by code point, not by canonical equivalence (RFC 6901 §4, RFC 6902 §4.6)")
