@@ -29,9 +29,7 @@ extension Engine {
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &patch) }
         }
-        for id in uniqueSorted(self.changes.stacks) {
-            self.store(.stacks, id, self.stacks[id].map(self.stackJSON), into: &patch)
-        }
+        for id in uniqueSorted(self.changes.stacks) { self.storeStack(id, into: &patch) }
         self.publishWidgets(into: &patch)
         let count = patch.count
         let revision = Revision(
@@ -146,6 +144,40 @@ extension Engine {
         let kept = min(change.appended, log.count)
         for _ in 0..<(change.published + kept - log.count) { patch.append(.remove(logPath.appending(0))) }
         for index in (log.count - kept)..<log.count { patch.append(.add(logPath.appending(index), log[index])) }
+    }
+
+    /// Stores a stack. Its stored entry holds no rotation log (``VirtualMember``): the log only
+    /// gains records at the end and loses the oldest past `rotationsKept`, so its operations
+    /// follow from counts. A stack the document did not show as this stack (new, or deleted and
+    /// created again in the revision) is written whole, its log in it.
+    private mutating func storeStack(_ id: String, into patch: inout EncodedPatch) {
+        let path = JSONPointer(tokens: [DocumentSection.stacks.rawValue, id])
+        let old = self.document[.stacks, id]
+        // The stack as it is, with what the document showed of its log before this revision.
+        guard
+            let stack = self.stacks.modifyExisting(id, { stack in
+                defer { stack.publishedRotations = (stack.rotationCount, stack.rotations.count) }
+                return stack
+            })
+        else {
+            if old != nil { patch.append(.remove(path)) }
+            self.document[.stacks, id] = nil
+            return
+        }
+        let new = self.stackJSON(stack)
+        self.document[.stacks, id] = new
+        guard let old, let published = stack.publishedRotations else {
+            var whole = new
+            try? whole.set(self.rotationLog(of: id), at: Self.rotationsPointer)
+            patch.append(old == nil ? .add(path, whole) : .replace(path, whole))
+            return
+        }
+        JSONPatch.diff(old, new, path, &patch)
+        let logPath = path.appending(Self.rotationsPointer)
+        let length = stack.rotations.count
+        let kept = min(stack.rotationCount - published.count, length)
+        for _ in 0..<(published.length + kept - length) { patch.append(.remove(logPath.appending(0))) }
+        for index in (length - kept)..<length { patch.append(.add(logPath.appending(index), stack.rotations[index].json)) }
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new

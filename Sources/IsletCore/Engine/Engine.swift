@@ -124,17 +124,25 @@ public struct Engine: Sendable {
             chunkSize: chunkSize, virtual: self.widgetSection, members: self.virtualMembers, to: sink)
     }
 
-    /// Every scene's `lockScreen.activities`, built from the device's index when read, and
-    /// every app's `deliveries`, read from its log.
+    /// Every scene's `lockScreen.activities`, built from the device's index when read, every
+    /// app's `deliveries`, read from its log, and every stack's `rotations`.
     private var virtualMembers: [VirtualMember] {
         [
             VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList(of: $0) },
             VirtualMember(section: .apps, path: Self.deliveriesPointer) { .array(self.deliveryLogs[$0] ?? []) },
+            VirtualMember(section: .stacks, path: Self.rotationsPointer) { self.rotationLog(of: $0) },
         ]
     }
 
     /// Where an app's delivery log sits in its entry.
     static let deliveriesPointer: JSONPointer = "/deliveries"
+    /// Where a stack's rotation log sits in its entry.
+    static let rotationsPointer: JSONPointer = "/rotations"
+
+    /// SS-5: a stack's last rotations, as the document shows them.
+    func rotationLog(of stack: String) -> JSONValue {
+        .array(self.stacks[stack]?.rotations.map(\.json) ?? [])
+    }
 
     /// PR-6: a device's Lock Screen activity ids in order, as the document shows them.
     /// - Complexity: O(n).

@@ -235,7 +235,7 @@ extension Engine {
             copy.runDeadlines(upTo: at)
             guard let current = copy.stacks[id] else { break }
             let fresh = current.rotationCount - seen
-            rotations += current.rotations.suffix(min(fresh, current.rotations.count))
+            rotations += current.rotations.suffix(min(fresh, current.rotations.count)).map(\.json)
             seen = current.rotationCount
             let rows = current.ranking.map {
                 Forecast.Row(

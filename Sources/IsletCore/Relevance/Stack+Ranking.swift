@@ -182,12 +182,10 @@ extension Stack {
         self.oldestRotation = self.oldestRotation ?? now
         self.top = self.members[winner.position].widget
         self.topSince = now
-        let record: JSONObject = [
-            "at": .string(now.rfc3339), "contributions": winner.contributions.json,
-            "from": .string(self.members[loser.position].widget), "fromScore": .number(loser.score),
-            "score": .number(winner.score), "to": .string(self.members[winner.position].widget),
-        ]
-        self.rotations.append(.object(record))
+        self.rotations.append(
+            Rotation(
+                at: now, from: self.members[loser.position].widget, fromScore: loser.score,
+                to: self.members[winner.position].widget, score: winner.score, contributions: winner.contributions))
         self.rotationCount += 1
         if self.rotations.count > Self.rotationsKept {
             self.rotations.removeFirst(self.rotations.count - Self.rotationsKept)

@@ -139,7 +139,13 @@ extension Engine {
                 widget.published = true
             }
         }
-        for id in self.stacks.keys { self.document[.stacks, id] = self.stackJSON(self.stacks[id]!) }
+        for id in Array(self.stacks.keys) {
+            let stack = self.stacks.modifyExisting(id) { stack in
+                stack.publishedRotations = (stack.rotationCount, stack.rotations.count)
+                return stack
+            }
+            self.document[.stacks, id] = stack.map(self.stackJSON)
+        }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
         self.document[.clock, "mode"] = .string(self.clock.mode.rawValue)

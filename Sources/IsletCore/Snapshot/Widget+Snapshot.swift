@@ -56,7 +56,7 @@ func snapshotJSON(_ stack: Stack) -> JSONValue {
         "id": .string(stack.id), "device": .string(stack.device), "family": .string(stack.family.rawValue),
         "smartRotate": .bool(stack.smartRotate), "suggestions": .bool(stack.suggestions),
         "overrides": stack.overrides.json, "members": .array(members), "top": stack.top.map(JSONValue.string) ?? .null,
-        "topSince": date(stack.topSince), "ranking": .array(ranking), "rotations": .array(stack.rotations),
+        "topSince": date(stack.topSince), "ranking": .array(ranking), "rotations": .array(stack.rotations.map(\.json)),
         "rotationCount": .number(Double(stack.rotationCount)), "evaluationAt": date(stack.evaluationAt),
         "evaluationDeadline": stack.evaluationDeadline.map(number) ?? .null,
     ]
@@ -160,8 +160,12 @@ func restoreStack(_ reader: SnapshotReader) throws(APIError) -> Stack {
             features: try restoreVector(try row.nested("features")),
             contributions: try restoreVector(try row.nested("contributions")), score: try row.double("score"))
     }
-    guard let rotations = try reader.value("rotations").arrayValue else { throw reader.fail("rotations") }
-    stack.rotations = rotations
+    stack.rotations = try reader.array("rotations") { record throws(APIError) in
+        Rotation(
+            at: try record.instant("at"), from: try record.string("from"), fromScore: try record.double("fromScore"),
+            to: try record.string("to"), score: try record.double("score"),
+            contributions: try restoreVector(try record.nested("contributions")))
+    }
     stack.rotationCount = Int(try reader.count("rotationCount"))
     stack.evaluationAt = try reader.optionalInstant("evaluationAt")
     stack.evaluationDeadline = try reader.optionalCount("evaluationDeadline")

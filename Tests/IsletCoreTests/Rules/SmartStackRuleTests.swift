@@ -287,6 +287,48 @@ import Testing
     }
 
     @Test(
+        "SS-5 the rotation log's operations: more rotations in one revision than the log keeps, a restored stack, and a stack deleted and created again in one batch"
+    )
+    func ss5RotationLogOperations() throws {
+        var sim = try Self.world([("a", "weather", 50), ("b", "weather", 10)])
+        try sim.run(["type": "config.set", "values": ["stackRotationsPerWidgetPerDay": 1000]])
+        try sim.run(["type": "relevance.setWeights", "weights": ["rotationPenalty": 0], "minDwellSeconds": 0])
+        try sim.stack("s", ["a", "b"])
+        // Every minute the other widget is far more relevant: one rotation a minute.
+        func flipping(_ odd: Bool) -> [JSONValue] {
+            (1...70).map { sim.entry(Double($0) * 60, score: ($0 % 2 == 1) == odd ? 1000 : 1) }
+        }
+        try sim.setTimeline("a", flipping(true), policy: "never")
+        try sim.setTimeline("b", flipping(false), policy: "never")
+        try sim.advance(seconds: 20 * 60)
+        let before = try #require(sim.get("/stacks/s/rotations")?.arrayValue)
+        #expect(before.count == 19, "minute 1 leaves a on top; every later minute rotates")
+        let jump = try sim.advance(seconds: 60 * 60)
+        let rotations = try #require(sim.get("/stacks/s/rotations")?.arrayValue)
+        #expect(rotations.count == 50)
+        #expect(rotations.last?["at"] == sim.date(after: -10 * 60))
+        let logOps = jump.ops.filter { $0.path.isWithin("/stacks/s/rotations") }
+        #expect(logOps.filter { $0.kind == .remove }.count == before.count, "the published records leave")
+        #expect(logOps.filter { $0.kind == .add }.count == 50, "the 50 kept of the 50 new ones arrive")
+        try sim.expectPatchesReplay()
+
+        let restored = try Engine(snapshot: try JSONParser().parse(sim.engine.snapshotBytes), renderer: TestRenderer())
+        #expect(restored.documentValue == sim.engine.documentValue)
+        #expect(restored.snapshotBytes == sim.engine.snapshotBytes)
+
+        let recreated = try sim.run(
+            ["type": "stack.delete", "id": "s"],
+            ["type": "stack.upsert", "id": "s", "device": "d1", "family": "systemSmall", "widgets": ["a", "b"]])
+        #expect(recreated.ops.contains { $0.kind == .replace && $0.path == "/stacks/s" })
+        #expect(sim.get("/stacks/s/rotations") == [])
+        try sim.setTimeline("a", flipping(true), policy: "never")
+        try sim.setTimeline("b", flipping(false), policy: "never")
+        try sim.advance(seconds: 5 * 60)
+        #expect(sim.get("/stacks/s/rotations")?.arrayValue?.count == 5)
+        try sim.expectPatchesReplay()
+    }
+
+    @Test(
         "SS-6 changing the global weights re-ranks every stack in the same revision; a stack's own weights override them"
     )
     func ss6Weights() throws {
