@@ -4,7 +4,34 @@
 
 import { route } from "./simulation.js";
 
-const token = new URLSearchParams(globalThis.location?.search ?? "").get("token");
+const TOKEN_KEY = "islet.token";
+
+const token = takeToken();
+// A token given to an open page (only the fragment changed, so nothing reloaded) is taken by a reload.
+globalThis.addEventListener?.("hashchange", () => {
+  if (new URLSearchParams(globalThis.location.hash.slice(1)).has("token")) globalThis.location.reload();
+});
+
+/**
+ * The token the page was opened with: from the URL's fragment (`#token=`, which a browser never
+ * sends to a server) or its query (`?token=`). It is taken out of the address bar at once and
+ * kept for this tab only (sessionStorage, so a reload keeps it), so it lands in neither the
+ * history, a shared screenshot of the URL nor a Referer.
+ */
+function takeToken() {
+  const location = globalThis.location;
+  if (!location?.href || !globalThis.history || !globalThis.sessionStorage) return null;
+  const url = new URL(location.href);
+  const fragment = new URLSearchParams(url.hash.slice(1));
+  const given = fragment.get("token") ?? url.searchParams.get("token");
+  if (given === null) return globalThis.sessionStorage.getItem(TOKEN_KEY);
+  globalThis.sessionStorage.setItem(TOKEN_KEY, given);
+  fragment.delete("token");
+  url.searchParams.delete("token");
+  url.hash = fragment.toString();
+  globalThis.history.replaceState(globalThis.history.state, "", url.pathname + url.search + url.hash);
+  return given;
+}
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -18,7 +45,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The token the page was opened with (`?token=`), for the stream and for requests. */
+/** The token the page was opened with (see `takeToken`), for the stream and for requests. */
 export const apiToken = token;
 
 /** Sends a JSON request; resolves with the parsed reply body, throws ApiError otherwise. */

@@ -18,7 +18,7 @@ export function route(path) {
   return path.startsWith("/v1/") ? `${base}/${path.slice(4)}` : `${base}${path}`;
 }
 
-/** This page's URL on another simulation (the token, panel and other parameters kept). */
+/** This page's URL on another simulation (the panel and other parameters kept; the token is the tab's). */
 export function urlFor(id) {
   const next = new URLSearchParams(globalThis.location.search);
   if (id === DEFAULT_SIMULATION) next.delete("simulation");

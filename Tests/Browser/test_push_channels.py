@@ -183,3 +183,47 @@ def test_channels_under_a_simulation_with_an_admin_token(browser, start_server):
     wait_for(browser, lambda d: channel_rows(d)[0]["last"] == "Last: update · p10 · at 12:00:00 · stored until 20:00:00")
     browser.find_element(By.ID, "widget-push").click()
     wait_for(browser, lambda d: deliveries(d)[:1] == [{"kind": "widgets", "what": "widget push", "outcome": "ignored", "detail": "no widgets"}])
+
+
+def wait_live(driver):
+    wait_for(driver, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "live",
+             message="the stream never went live")
+    wait_for(driver, lambda d: d.execute_script("return document.documentElement.dataset.panels === 'ready'"),
+             message="the operator panels never loaded")
+
+
+@pytest.mark.allow_console(r"401 \(Unauthorized\)")
+def test_the_token_leaves_the_address_bar_and_stays_with_the_tab(browser, start_server):
+    """`#token=` (never sent to a server) and `?token=` are taken out of the URL at once; the tab
+    keeps the token through a reload and a change of simulation, and a token added to an open
+    page's fragment is taken too."""
+    server = start_server(token=SECRET)
+    coffee_world(server)
+    code, reply = server.request("POST", "/v1/simulations", {"id": "team-c"})
+    assert code == 201, reply
+
+    def works():
+        wait_live(browser)
+        assert SECRET not in browser.current_url and "panel=apns" in browser.current_url, browser.current_url
+        browser.find_element(By.CSS_SELECTOR, 'label[for="push-mode-app"]').click()
+        create_channel(browser, 1)  # a mutation: the admin token went with it
+
+    browser.get(f"{server.url}/?panel=apns&zoom=50#token={SECRET}")
+    works()
+    browser.refresh()
+    works()
+    browser.get(f"{server.url}/?simulation=team-c&panel=apns")
+    wait_for(browser, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "live",
+             message="the stream of team-c (no devices yet) never went live")
+    assert browser.execute_script("return sessionStorage.getItem('islet.token')") == SECRET
+
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{server.url}/?token={SECRET}&panel=apns&zoom=50")
+    works()
+
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{server.url}/?panel=apns&zoom=75")
+    wait_for(browser, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "offline",
+             message="without the token the stream is refused")
+    browser.execute_script(f"location.hash = 'token={SECRET}'")
+    works()
