@@ -55,7 +55,7 @@ public struct StreamMirror: Sendable {
             self.subscriptions[id]?.isSynced = true
         case "patch":
             let rev = UInt64(message["rev"]?.numberValue ?? 0)
-            let ops = try (message["ops"]?.arrayValue ?? []).map { try PatchOperation(json: $0) }
+            let ops = try [PatchOperation](json: message["ops"] ?? [])
             let only = message["sub"]?.stringValue
             // A subscription whose snapshot has not arrived yet gets nothing: the snapshot will
             // be at this revision or a later one.
