@@ -19,6 +19,11 @@ public final class WorldStore {
     let connection: SQLiteConnection
     let logger: Logger
     private let ownerLock: OwnerLock?
+    /// Each world's bytes of records and snapshots, counted in one pass when first asked and
+    /// then kept by appends; a world whose snapshots or records were replaced or deleted is
+    /// counted again when next asked. Listing the simulations asks for every world: counted
+    /// each time, that read every record in the file on the server's loop.
+    private var sizes: [String: Int64]?
 
     /// "ISLW" in ASCII: a world store, which `CommandLog` refuses to open (and the reverse).
     static let applicationID: Int32 = 0x4953_4C57
@@ -114,6 +119,7 @@ public final class WorldStore {
                 try snapshot.bind(genesis, at: 3)
                 try snapshot.run()
             }
+            self.forgetSize(of: name)
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 let insert = try self.connection.prepare("INSERT INTO value (world, key, value) VALUES (?1, ?2, ?3)")
                 try insert.bind(name, at: 1)
@@ -159,14 +165,45 @@ public final class WorldStore {
             let world = try self.connection.prepare("DELETE FROM world WHERE name = ?1")
             try world.bind(name, at: 1)
             try world.run()
+            self.forgetSize(of: name)
         }
     }
 
     /// The bytes of a world's records and snapshots.
+    /// - Complexity: O(1), but O(records in the file) the first time and O(the world's
+    ///   records) after its snapshots or records were replaced or deleted.
     public func bytes(of name: String) throws -> Int64 {
+        if self.sizes == nil {
+            var sizes: [String: Int64] = [:]
+            for table in ["record", "snapshot"] {
+                let statement = try self.connection.prepare(
+                    "SELECT world, sum(length(payload)) FROM \(table) GROUP BY world")
+                while try statement.step() { sizes[statement.text(at: 0) ?? "", default: 0] += statement.int64(at: 1) }
+            }
+            self.sizes = sizes
+        }
+        if let size = self.sizes?[name] { return size }
+        let size = try self.countBytes(of: name)
+        self.sizes?[name] = size
+        return size
+    }
+
+    /// The bytes of a world's records and snapshots, read from the file.
+    func countBytes(of name: String) throws -> Int64 {
         try self.int64(
             "SELECT (SELECT coalesce(sum(length(payload)), 0) FROM record WHERE world = ?1) "
                 + "+ (SELECT coalesce(sum(length(payload)), 0) FROM snapshot WHERE world = ?1)", name) ?? 0
+    }
+
+    /// Keeps a counted world's size after records were appended to it.
+    func add(bytes: Int, to name: String) {
+        if let size = self.sizes?[name] { self.sizes?[name] = size + Int64(bytes) }
+    }
+
+    /// Makes the next `bytes(of:)` count the world again (called inside a transaction, before
+    /// it commits: forgetting is right whether or not it does).
+    func forgetSize(of name: String) {
+        self.sizes?[name] = nil
     }
 
     func int64(_ sql: String, _ name: String) throws -> Int64? {
@@ -233,6 +270,7 @@ public final class WorldLog: OrderedLog {
             }
         }
         self.lastSequence = last.sequence
+        self.store.add(bytes: records.reduce(0) { $0 + $1.payload.count }, to: self.name)
     }
 
     public func forEachRecord(after sequence: UInt64, _ body: (LogRecord) throws -> Void) throws {
@@ -258,6 +296,7 @@ public final class WorldLog: OrderedLog {
     public func writeSnapshot(sequence: UInt64, instant: Int64, payload: [UInt8], keeping: Int) throws {
         precondition(keeping >= 1, "a log keeps at least one snapshot")
         try self.store.inTransaction {
+            self.store.forgetSize(of: self.name)
             let latest = UInt64(max(try self.store.int64("SELECT max(sequence) FROM snapshot WHERE world = ?1", self.name) ?? 0, 0))
             // The genesis (0) may come late: a fork's is written after its first records.
             guard sequence == 0 || (sequence >= latest && sequence <= self.lastSequence) else {
@@ -286,6 +325,7 @@ public final class WorldLog: OrderedLog {
     public func trim(keepingRecords: Int) throws -> Int {
         precondition(keepingRecords >= 0, "keepingRecords must not be negative")
         return try self.store.inTransaction {
+            self.store.forgetSize(of: self.name)
             guard let latest = try self.store.int64("SELECT max(sequence) FROM snapshot WHERE world = ?1", self.name)
             else { return 0 }
             let boundary = try self.store.connection.prepare(

@@ -53,6 +53,35 @@ struct WorldStoreTests {
         }
     }
 
+    @Test("a world's size, counted once and then kept, agrees with the file after appends, snapshots, trims, deletes and re-creation")
+    func sizes() throws {
+        let store = try WorldStore(path: ":memory:", logger: quietLogger)
+        let a = try store.create("a", instant: 0, genesis: [0, 0])
+        let b = try store.create("b", instant: 0, genesis: nil)
+        func agrees(_ step: String) throws {
+            for name in ["a", "b", "c"] {
+                #expect(try store.bytes(of: name) == store.countBytes(of: name), "\(name) after \(step)")
+            }
+        }
+        try agrees("creation")
+        for sequence in 1...30 as ClosedRange<UInt64> {
+            try a.append([Self.record(sequence, String(repeating: "x", count: Int(sequence)))])
+            if sequence % 3 == 0 { try b.append([Self.record(sequence / 3, "b")]) }
+            if sequence % 10 == 0 { try a.writeSnapshot(sequence: sequence, instant: 0, payload: [1, 2, 3], keeping: 2) }
+            if sequence % 15 == 0 { try a.trim(keepingRecords: 4) }
+            try agrees("record \(sequence)")
+        }
+        #expect(throws: StoreError.self) { try a.append([Self.record(1, "refused")]) }
+        try agrees("a refused append")
+        try store.delete("a")
+        try agrees("deleting a")
+        #expect(try store.bytes(of: "a") == 0)
+        let again = try store.create("a", instant: 1, genesis: [7])
+        try again.append([Self.record(1, "new")])
+        try agrees("creating a again")
+        #expect(try store.bytes(of: "a") == 1 + 3)
+    }
+
     @Test("trim deletes what the latest snapshot makes unnecessary, in its own world only")
     func trim() throws {
         let store = try WorldStore(path: ":memory:", logger: quietLogger)
