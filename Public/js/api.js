@@ -20,17 +20,29 @@ globalThis.addEventListener?.("hashchange", () => {
  */
 function takeToken() {
   const location = globalThis.location;
-  if (!location?.href || !globalThis.history || !globalThis.sessionStorage) return null;
+  if (!location?.href) return null;
   const url = new URL(location.href);
   const fragment = new URLSearchParams(url.hash.slice(1));
   const given = fragment.get("token") ?? url.searchParams.get("token");
-  if (given === null) return globalThis.sessionStorage.getItem(TOKEN_KEY);
-  globalThis.sessionStorage.setItem(TOKEN_KEY, given);
+  const storage = tabStorage();
+  if (given === null) return storage?.getItem(TOKEN_KEY) ?? null;
+  // Without storage for the tab (blocked by the browser), the URL keeps it so a reload still works.
+  if (!storage || !globalThis.history) return given;
+  storage.setItem(TOKEN_KEY, given);
   fragment.delete("token");
   url.searchParams.delete("token");
   url.hash = fragment.toString();
   globalThis.history.replaceState(globalThis.history.state, "", url.pathname + url.search + url.hash);
   return given;
+}
+
+/** The tab's sessionStorage, or null where the browser refuses it (reading it may throw). */
+function tabStorage() {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export class ApiError extends Error {
