@@ -9,39 +9,63 @@ const TOKEN_KEY = "islet.token";
 const token = takeToken();
 // A token given to an open page (only the fragment changed, so nothing reloaded) is taken by a reload.
 globalThis.addEventListener?.("hashchange", () => {
-  if (new URLSearchParams(globalThis.location.hash.slice(1)).has("token")) globalThis.location.reload();
+  if (withoutToken(globalThis.location.hash.slice(1)).token) globalThis.location.reload();
 });
 
 /**
  * The token the page was opened with: from the URL's fragment (`#token=`, which a browser never
- * sends to a server) or its query (`?token=`). It is taken out of the address bar at once and
- * kept for this tab only (sessionStorage, so a reload keeps it), so it lands in neither the
- * history, a shared screenshot of the URL nor a Referer.
+ * sends to a server) or its query (`?token=`), percent-decoded (a `+` stays a `+`). It is taken
+ * out of the address bar at once and kept for this tab only (sessionStorage, so a reload keeps
+ * it), so it lands in neither the history, a shared screenshot of the URL nor a Referer. An
+ * empty `token=` is ignored. Where the browser refuses the tab's storage, the token stays in
+ * the URL's query, which the page keeps as it navigates.
  */
 function takeToken() {
   const location = globalThis.location;
   if (!location?.href) return null;
   const url = new URL(location.href);
-  const fragment = new URLSearchParams(url.hash.slice(1));
-  const given = fragment.get("token") ?? url.searchParams.get("token");
-  const storage = tabStorage();
-  if (given === null) return storage?.getItem(TOKEN_KEY) ?? null;
-  // Without storage for the tab (blocked by the browser), the URL keeps it so a reload still works.
-  if (!storage || !globalThis.history) return given;
-  storage.setItem(TOKEN_KEY, given);
-  fragment.delete("token");
-  url.searchParams.delete("token");
-  url.hash = fragment.toString();
-  globalThis.history.replaceState(globalThis.history.state, "", url.pathname + url.search + url.hash);
-  return given;
+  const fromFragment = withoutToken(url.hash.slice(1));
+  const fromQuery = withoutToken(url.search.slice(1));
+  const given = fromFragment.token ?? fromQuery.token;
+  const stored = readStored();
+  if (given === undefined) return stored;
+  let query = fromQuery.rest;
+  if (given !== "" && !store(given)) query = [query, `token=${encodeURIComponent(given)}`].filter(Boolean).join("&");
+  globalThis.history?.replaceState(globalThis.history.state, "", `${url.pathname}${query ? `?${query}` : ""}${fromFragment.rest ? `#${fromFragment.rest}` : ""}`);
+  return given === "" ? stored : given;
 }
 
-/** The tab's sessionStorage, or null where the browser refuses it (reading it may throw). */
-function tabStorage() {
+/** `text` (`a=1&token=…&b=2`) split into the last `token` value, decoded, and the rest as written. */
+function withoutToken(text) {
+  let token;
+  const rest = [];
+  for (const part of text.split("&")) {
+    if (part.startsWith("token=")) {
+      try { token = decodeURIComponent(part.slice(6)); } catch { token = part.slice(6); }
+    } else if (part) {
+      rest.push(part);
+    }
+  }
+  return { token, rest: rest.join("&") };
+}
+
+/** The tab's stored token; null when there is none or the browser refuses the storage (reading it may throw). */
+function readStored() {
   try {
-    return globalThis.sessionStorage ?? null;
+    return globalThis.sessionStorage?.getItem(TOKEN_KEY) ?? null;
   } catch {
     return null;
+  }
+}
+
+/** Keeps `token` for the tab; false when the browser refuses (no storage, or a write that throws). */
+function store(token) {
+  try {
+    if (!globalThis.sessionStorage) return false;
+    globalThis.sessionStorage.setItem(TOKEN_KEY, token);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -221,6 +221,15 @@ def test_the_token_leaves_the_address_bar_and_stays_with_the_tab(browser, start_
     browser.get(f"{server.url}/?token={SECRET}&panel=apns&zoom=50")
     works()
 
+    # Percent-decoded (a `+` stays a `+`); an empty `token=` changes nothing.
+    browser.get(f"{server.url}/?panel=apns&zoom=50#token=a%2Bb%26c+d&keep=1")
+    wait_for(browser, lambda d: d.execute_script("return sessionStorage.getItem('islet.token')") == "a+b&c+d")
+    assert "token" not in browser.current_url, browser.current_url
+    browser.execute_script(f"sessionStorage.setItem('islet.token', '{SECRET}')")
+    browser.get(f"{server.url}/?token=&panel=apns&zoom=50")
+    works()
+    assert browser.execute_script("return sessionStorage.getItem('islet.token')") == SECRET
+
     browser.execute_script("sessionStorage.clear()")
     browser.get(f"{server.url}/?panel=apns&zoom=75")
     wait_for(browser, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "offline",

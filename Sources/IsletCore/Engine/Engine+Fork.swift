@@ -11,6 +11,9 @@ extension Engine {
     ///     stay as they are).
     public func forked(clock: SimulationClock?, atWall wall: Instant, tokenSalt: UInt64) -> Engine {
         var fork = self
+        // Past every mark the source stamped: else what a source revision of the same number
+        // touched would count as already listed in the fork's revision, and go unpublished.
+        fork.markBase = self.revisionMark
         fork.rev = 0
         fork.counters.tokenSalt = tokenSalt & Counters.saltMask
         if let clock {

@@ -2,8 +2,9 @@ internal import HashTreeCollections
 
 /// `widget.upsert` and `widget.delete`: what a widget is and where it is placed (WK-1).
 extension Engine {
-    /// The number the revision in progress stamps on what it touches.
-    var revisionMark: UInt64 { self.rev &+ 1 }
+    /// The number the revision in progress stamps on what it touches; no earlier revision of
+    /// this world, or of the world it was forked from, used it.
+    var revisionMark: UInt64 { self.markBase &+ self.rev &+ 1 }
 
     mutating func upsertWidget(_ upsert: WidgetUpsert) throws(APIError) -> JSONValue {
         let existing = self.widgets[upsert.id]

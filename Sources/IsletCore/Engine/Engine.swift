@@ -20,6 +20,9 @@ public struct Engine: Sendable {
     public internal(set) var now: Instant
     /// The latest revision number; 0 before the first revision.
     public internal(set) var rev: UInt64 = 0
+    /// Added to `rev` for the marks revisions stamp on widgets and stacks (``revisionMark``). A
+    /// fork starts again at revision 0 with its source's marks, so it starts past them.
+    var markBase: UInt64 = 0
 
     var devices: TreeDictionary<String, Device> = [:]
     var apps = EntityMap<App>()

@@ -121,6 +121,45 @@ import Testing
         #expect(throws: APIError.self) { try Engine(snapshot: ["format": "other"], renderer: TestRenderer()) }
     }
 
+    @Test("a fork publishes what its first revisions touch, though its source touched the same in revisions of the same numbers")
+    func forkPublishesItsRevisions() throws {
+        var sim = Simulation()
+        let widgets: [JSONValue] = ["a", "b"].enumerated().flatMap { index, id -> [JSONValue] in
+            [
+                [
+                    "type": "widget.upsert", "id": .string(id), "app": "coffee", "kind": "weather",
+                    "family": "systemSmall", "device": "d1",
+                ],
+                [
+                    "type": "widget.setTimeline", "id": .string(id), "policy": "never",
+                    "entries": .array((1...40).map { sim.entry(Double($0) * 60, score: $0 % 2 == index ? 1000 : 1) }),
+                ],
+            ]
+        }
+        // Revision 1 touches both widgets and the stack (their mark is 1); revision 2 neither.
+        try sim.run(
+            batch: [
+                ["type": "device.upsert", "id": "d1"], ["type": "app.upsert", "id": "coffee"],
+                ["type": "config.set", "values": ["stackRotationsPerWidgetPerDay": 1000]],
+                ["type": "relevance.setWeights", "weights": ["rotationPenalty": 0], "minDwellSeconds": 0],
+            ] + widgets + [["type": "stack.upsert", "id": "s", "device": "d1", "family": "systemSmall", "widgets": ["a", "b"]]])
+        try sim.run(["type": "device.upsert", "id": "d2"])
+        var fork = sim.engine.forked(clock: nil, atWall: sim.wall, tokenSalt: 5)
+        var mirror = fork.documentValue
+        let steps: [JSONValue] = [
+            ["type": "widget.upsert", "id": "a", "configuration": ["fork": 1]],
+            ["type": "clock.advance", "seconds": 150],
+            ["type": "clock.advance", "seconds": 60],
+        ]
+        for command in steps {
+            let revision = try fork.apply([command], at: sim.wall)
+            mirror = try JSONPatch.apply(revision.ops, to: mirror)
+            #expect(mirror == fork.documentValue, "the fork's revision \(revision.rev)")
+        }
+        #expect(fork.value(at: "/widgets/a/configuration") == ["fork": 1])
+        #expect(fork.value(at: "/stacks/s/rotations")?.arrayValue?.isEmpty == false)
+    }
+
     @Test(
         "a fork's token salt survives a snapshot across its whole 53-bit range",
         arguments: [1, 8_999_999_999_999_999, 9_007_199_254_740_991] as [UInt64])
