@@ -13,15 +13,15 @@ extension StateDocument {
             writer.write(string: section.rawValue)
             writer.writeRaw(":{")
             let isVirtual = virtual?.section == section
-            let spliced = members.first { $0.section == section }
+            let spliced = members.filter { $0.section == section }
             for (index, key) in (isVirtual ? virtual!.keys : self.sortedKeys(of: section)).enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.write(string: key)
                 writer.writeRaw(":")
                 if isVirtual {
                     writer.write(virtual!.entry(key)!)
-                } else if let spliced {
-                    writer.write(spliced.splice(spliced.value(key), into: self[section, key]!))
+                } else if !spliced.isEmpty {
+                    writer.write(spliced.reduce(self[section, key]!) { $1.splice($1.value(key), into: $0) })
                 } else {
                     writer.write(self[section, key]!)
                 }

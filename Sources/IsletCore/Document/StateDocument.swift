@@ -60,12 +60,11 @@ struct StateDocument: Sendable {
             return JSONObject(sortedUniqueMembers: virtual.keys.map { .init(key: $0, value: virtual.entry($0)!) })
         }
         let entries = self.sections[section.ordinal]
-        let keys = entries.keys.sorted()
-        guard let member = members.first(where: { $0.section == section }), !keys.isEmpty else {
-            return JSONObject(sortedUniqueMembers: keys.map { .init(key: $0, value: entries[$0]!) })
-        }
+        let spliced = members.filter { $0.section == section }
         return JSONObject(
-            sortedUniqueMembers: keys.map { .init(key: $0, value: member.splice(member.value($0), into: entries[$0]!)) })
+            sortedUniqueMembers: entries.keys.sorted().map { key in
+                .init(key: key, value: spliced.reduce(entries[key]!) { $1.splice($1.value(key), into: $0) })
+            })
     }
 
     /// The whole document as one JSON value.
@@ -89,7 +88,7 @@ struct StateDocument: Sendable {
         guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual, members: members)) }
         guard var entry = self[section, tokens[1]] else { return nil }
         let inside = Array(tokens.dropFirst(2))
-        if let member = members.first(where: { $0.section == section }), member.isAffected(by: inside) {
+        for member in members where member.section == section && member.isAffected(by: inside) {
             entry = member.splice(member.value(tokens[1]), into: entry)
         }
         return entry[JSONPointer(tokens: inside)]
@@ -97,8 +96,8 @@ struct StateDocument: Sendable {
 }
 
 /// A member of every entry of a section that the document does not store: entries hold `null`
-/// at `path`, and reads put the entry's value there (built from the model per read). A section
-/// has at most one.
+/// at `path` or leave it out, and reads put the entry's value there (built from the model per
+/// read).
 ///
 /// The Lock Screen list of every device's scene is one: 10,000 activities make it a
 /// 10,000-element array, which a revision that reorders it would otherwise copy (the engine's

@@ -146,18 +146,21 @@ extension Engine {
         for index in (log.count - kept)..<log.count { patch.append(.add(logPath.appending(index), log[index])) }
     }
 
-    /// Stores a stack. Its stored entry holds no rotation log (``VirtualMember``): the log only
+    /// Stores a stack. Its stored entry holds neither its ranking nor its rotation log
+    /// (``VirtualMember``): the ranking's operations come from comparing its rows with the ones
+    /// the document showed (the operations the diff of their JSON would give), and the log only
     /// gains records at the end and loses the oldest past `rotationsKept`, so its operations
     /// follow from counts. A stack the document did not show as this stack (new, or deleted and
-    /// created again in the revision) is written whole, its log in it.
+    /// created again in the revision) is written whole.
     private mutating func storeStack(_ id: String, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.stacks.rawValue, id])
         let old = self.document[.stacks, id]
-        // The stack as it is, with what the document showed of its log before this revision.
+        // The stack as it is, with what the document showed of it before this revision.
         guard
-            let stack = self.stacks.modifyExisting(id, { stack in
-                defer { stack.publishedRotations = (stack.rotationCount, stack.rotations.count) }
-                return stack
+            let (stack, ranking, published) = self.stacks.modifyExisting(id, { stack in
+                let ranking = stack.shownRanking
+                defer { stack.published = PublishedStack(stack, ranking: ranking) }
+                return (stack, ranking, stack.published)
             })
         else {
             if old != nil { patch.append(.remove(path)) }
@@ -166,17 +169,21 @@ extension Engine {
         }
         let new = self.stackJSON(stack)
         self.document[.stacks, id] = new
-        guard let old, let published = stack.publishedRotations else {
+        guard let old, let published else {
             var whole = new
+            try? whole.set(.array(ranking.map(\.json)), at: Self.rankingPointer)
             try? whole.set(self.rotationLog(of: id), at: Self.rotationsPointer)
             patch.append(old == nil ? .add(path, whole) : .replace(path, whole))
             return
         }
         JSONPatch.diff(old, new, path, &patch)
+        JSONPatch.diff(
+            published.ranking, ranking, path.appending(Self.rankingPointer), &patch, json: \.json,
+            element: { ShownRankingRow.diff($0, $1, $2, &$3) })
         let logPath = path.appending(Self.rotationsPointer)
         let length = stack.rotations.count
-        let kept = min(stack.rotationCount - published.count, length)
-        for _ in 0..<(published.length + kept - length) { patch.append(.remove(logPath.appending(0))) }
+        let kept = min(stack.rotationCount - published.rotationCount, length)
+        for _ in 0..<(published.rotationLength + kept - length) { patch.append(.remove(logPath.appending(0))) }
         for index in (length - kept)..<length { patch.append(.add(logPath.appending(index), stack.rotations[index].json)) }
     }
 

@@ -62,17 +62,16 @@ extension Engine {
     }
 }
 
-/// The time zone of the device last asked for: stacks are re-ranked in runs of one device's
-/// stacks, and looking a device up copies it (its dozens of fields) out of the device map.
+/// The time zones of the devices whose stacks were re-ranked: a transition's stacks come in
+/// slot order, not by device, and looking a device up copies it (its dozens of fields) out of
+/// the device map.
 private struct ZoneMemo {
-    private var device: String?
-    private var zone = TimeZoneRule.utc
+    private var zones: [String: TimeZoneRule] = [:]
 
     mutating func zone(of device: String, in devices: TreeDictionary<String, Device>) -> TimeZoneRule {
-        if device != self.device {
-            self.device = device
-            self.zone = devices[device]?.timeZone ?? .utc
-        }
-        return self.zone
+        if let zone = self.zones[device] { return zone }
+        let zone = devices[device]?.timeZone ?? .utc
+        self.zones[device] = zone
+        return zone
     }
 }

@@ -21,8 +21,8 @@ extension Engine {
         widget.document(self.widgetJSONContext(device: widget.device), withEntries: withEntries)
     }
 
-    /// A stack's stored entry. It holds no `rotations` (``VirtualMember``): the log only gains
-    /// records at the end and loses the oldest, so its operations follow from counts.
+    /// A stack's stored entry. It holds neither `ranking` nor `rotations` (``VirtualMember``):
+    /// the ranking's operations come from comparing rows, the log's from counts.
     func stackJSON(_ stack: Stack) -> JSONValue {
         let effective = self.relevance.applying(stack.overrides)
         let relevance: JSONObject = [
@@ -33,7 +33,6 @@ extension Engine {
             "device": .string(stack.device),
             "family": .string(stack.family.rawValue),
             "id": .string(stack.id),
-            "ranking": .array(stack.ranking.map { $0.json(widget: stack.widget($0)) }),
             "relevance": .object(relevance),
             "smartRotate": .bool(stack.smartRotate),
             "suggestions": .bool(stack.suggestions),

@@ -128,11 +128,12 @@ public struct Engine: Sendable {
     }
 
     /// Every scene's `lockScreen.activities`, built from the device's index when read, every
-    /// app's `deliveries`, read from its log, and every stack's `rotations`.
+    /// app's `deliveries`, read from its log, and every stack's `ranking` and `rotations`.
     private var virtualMembers: [VirtualMember] {
         [
             VirtualMember(section: .devices, path: Self.lockScreenListPointer) { self.lockScreenList(of: $0) },
             VirtualMember(section: .apps, path: Self.deliveriesPointer) { .array(self.deliveryLogs[$0] ?? []) },
+            VirtualMember(section: .stacks, path: Self.rankingPointer) { self.rankingJSON(of: $0) },
             VirtualMember(section: .stacks, path: Self.rotationsPointer) { self.rotationLog(of: $0) },
         ]
     }
@@ -141,6 +142,14 @@ public struct Engine: Sendable {
     static let deliveriesPointer: JSONPointer = "/deliveries"
     /// Where a stack's rotation log sits in its entry.
     static let rotationsPointer: JSONPointer = "/rotations"
+
+    /// Where a stack's ranking sits in its entry.
+    static let rankingPointer: JSONPointer = "/ranking"
+
+    /// SS-4: a stack's ranking, as the document shows it.
+    func rankingJSON(of stack: String) -> JSONValue {
+        .array(self.stacks[stack]?.shownRanking.map(\.json) ?? [])
+    }
 
     /// SS-5: a stack's last rotations, as the document shows them.
     func rotationLog(of stack: String) -> JSONValue {

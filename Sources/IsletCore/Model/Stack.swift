@@ -19,9 +19,9 @@ struct Stack: Sendable {
     var rotations: [Rotation] = []
     /// Rotations ever recorded (so a forecast can tell which of `rotations` are new).
     var rotationCount = 0
-    /// The `rotationCount` and log length the document showed at the last revision; `nil`
-    /// while it does not show this stack (a new one, or one re-created in the revision).
-    var publishedRotations: (count: Int, length: Int)?
+    /// What the document showed of the stack's ranking and rotation log at the last revision;
+    /// `nil` while it does not show this stack (a new one, or one re-created in the revision).
+    var published: PublishedStack?
     /// The earliest of the members' `rotationsToTop` (so an evaluation prunes them only when one
     /// left the window, without reading every member's list).
     var oldestRotation: Instant?
@@ -39,6 +39,11 @@ struct Stack: Sendable {
     }
 
     var widgetIDs: [String] { self.members.map(\.widget) }
+
+    /// The ranking as the document shows it.
+    var shownRanking: [ShownRankingRow] {
+        self.ranking.map { ShownRankingRow(widget: self.members[$0.position].widget, row: $0) }
+    }
 
     /// The widget of a ranking row.
     func widget(_ row: RankedMember) -> String { self.members[row.position].widget }
@@ -76,6 +81,50 @@ struct StackMember: Sendable {
     /// SS-2: whether the member is a rotation candidate at `instant`.
     func isEligible(at instant: Instant) -> Bool {
         self.score > 0 && self.eligibleFrom <= instant && instant < self.eligibleUntil
+    }
+}
+
+/// The parts of a stack's document entry that are not stored as JSON (``VirtualMember``), as
+/// the document showed them at the end of a revision: the next revision's operations for them
+/// follow from comparing values, not trees built twice (a 24 h jump re-publishes 10,000 stacks).
+struct PublishedStack: Sendable {
+    var ranking: [ShownRankingRow]
+    /// The `rotationCount` and the log's length.
+    var rotationCount: Int
+    var rotationLength: Int
+
+    init(_ stack: Stack, ranking: [ShownRankingRow]) {
+        self.ranking = ranking
+        self.rotationCount = stack.rotationCount
+        self.rotationLength = stack.rotations.count
+    }
+}
+
+/// A ranking row as the document shows it, naming its widget. Two rows are equal exactly when
+/// their JSON is (the position, which the document does not show, is not compared).
+struct ShownRankingRow: Sendable, Equatable {
+    var widget: String
+    var row: RankedMember
+
+    var json: JSONValue { self.row.json(widget: self.widget) }
+
+    static func == (lhs: ShownRankingRow, rhs: ShownRankingRow) -> Bool {
+        lhs.row.score == rhs.row.score && lhs.row.eligible == rhs.row.eligible
+            && lhs.row.contributions == rhs.row.contributions && lhs.row.features == rhs.row.features
+            && lhs.widget.hasSameCodePoints(as: rhs.widget)
+    }
+
+    /// Appends the operations that turn row `old` into `new`: those the diff of their JSON gives.
+    static func diff(_ old: ShownRankingRow, _ new: ShownRankingRow, _ path: JSONPointer, _ operations: inout some PatchSink) {
+        old.row.contributions.diff(new.row.contributions, path.appending("contributions"), &operations)
+        if old.row.eligible != new.row.eligible {
+            operations.append(.replace(path.appending("eligible"), .bool(new.row.eligible)))
+        }
+        old.row.features.diff(new.row.features, path.appending("features"), &operations)
+        if old.row.score != new.row.score { operations.append(.replace(path.appending("score"), .number(new.row.score))) }
+        if !old.widget.hasSameCodePoints(as: new.widget) {
+            operations.append(.replace(path.appending("widget"), .string(new.widget)))
+        }
     }
 }
 

@@ -21,7 +21,7 @@ extension JSONPatch {
         case (.object(let a), .object(let b)):
             if a != b { self.diffObjects(a, b, path, &operations) }
         case (.array(let a), .array(let b)):
-            if a != b { self.diffArrays(a, b, path, &operations) }
+            if a != b { self.diff(a, b, path, &operations, json: { $0 }, element: { self.diff($0, $1, $2, &$3) }) }
         default:
             if old != new { operations.append(.replace(path, new)) }
         }
@@ -72,8 +72,13 @@ extension JSONPatch {
         }
     }
 
-    private static func diffArrays(
-        _ old: [JSONValue], _ new: [JSONValue], _ path: JSONPointer, _ operations: inout some PatchSink
+    /// Appends the operations that turn array `old` into `new`. Elements are compared as
+    /// `Element` (equal exactly when their JSON is), turned into JSON only where an operation
+    /// carries one, and two that differ in place are compared by `element`: a model kept as
+    /// values (a stack's ranking) is patched as its JSON would be, without building that JSON.
+    static func diff<Element: Equatable, Sink: PatchSink>(
+        _ old: [Element], _ new: [Element], _ path: JSONPointer, _ operations: inout Sink,
+        json: (Element) -> JSONValue, element: (Element, Element, JSONPointer, inout Sink) -> Void
     ) {
         var prefix = 0
         while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
@@ -87,20 +92,22 @@ extension JSONPatch {
         let newMiddle = new[prefix..<(new.count - suffix)]
         if oldMiddle.isEmpty {
             for (offset, value) in newMiddle.enumerated() {
-                operations.append(.add(path.appending(prefix + offset), value))
+                operations.append(.add(path.appending(prefix + offset), json(value)))
             }
         } else if newMiddle.isEmpty {
             for index in oldMiddle.indices.reversed() { operations.append(.remove(path.appending(index))) }
-        } else if !self.diffMoved(oldMiddle, newMiddle, prefix: prefix, path, &operations),
-            !self.diffShifted(old, new, prefix: prefix, path, &operations)
+        } else if !self.diffMoved(oldMiddle, newMiddle, prefix: prefix, path, &operations, json: json),
+            !self.diffShifted(old, new, prefix: prefix, path, &operations, json: json)
         {
-            self.diffElementwise(oldMiddle, newMiddle, whole: new, prefix: prefix, path, &operations)
+            self.diffElementwise(
+                oldMiddle, newMiddle, whole: new, prefix: prefix, path, &operations, json: json, element: element)
         }
     }
 
     /// A rolling log: `k` elements left the head and others were appended at the tail.
-    private static func diffShifted(
-        _ old: [JSONValue], _ new: [JSONValue], prefix: Int, _ path: JSONPointer, _ operations: inout some PatchSink
+    private static func diffShifted<Element: Equatable>(
+        _ old: [Element], _ new: [Element], prefix: Int, _ path: JSONPointer, _ operations: inout some PatchSink,
+        json: (Element) -> JSONValue
     ) -> Bool {
         for removed in 1...min(8, old.count - prefix) {
             let kept = old.count - prefix - removed
@@ -108,45 +115,48 @@ extension JSONPatch {
                 old[(prefix + removed)...].elementsEqual(new[prefix..<(prefix + kept)])
             else { continue }
             for _ in 0..<removed { operations.append(.remove(path.appending(prefix))) }
-            for index in (prefix + kept)..<new.count { operations.append(.add(path.appending(index), new[index])) }
+            for index in (prefix + kept)..<new.count {
+                operations.append(.add(path.appending(index), json(new[index])))
+            }
             return true
         }
         return false
     }
 
     /// One element moved: to a later place (`old` starts with it) or an earlier one.
-    private static func diffMoved(
-        _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, prefix: Int, _ path: JSONPointer,
-        _ operations: inout some PatchSink
+    private static func diffMoved<Element: Equatable>(
+        _ old: ArraySlice<Element>, _ new: ArraySlice<Element>, prefix: Int, _ path: JSONPointer,
+        _ operations: inout some PatchSink, json: (Element) -> JSONValue
     ) -> Bool {
         guard old.count == new.count, old.count > 2 else { return false }
         let last = prefix + old.count - 1
         if old.dropFirst().elementsEqual(new.dropLast()) {
             operations.append(.remove(path.appending(prefix)))
-            operations.append(.add(path.appending(last), new[last]))
+            operations.append(.add(path.appending(last), json(new[last])))
             return true
         }
         if old.dropLast().elementsEqual(new.dropFirst()) {
             operations.append(.remove(path.appending(last)))
-            operations.append(.add(path.appending(prefix), new[prefix]))
+            operations.append(.add(path.appending(prefix), json(new[prefix])))
             return true
         }
         return false
     }
 
-    private static func diffElementwise(
-        _ old: ArraySlice<JSONValue>, _ new: ArraySlice<JSONValue>, whole: [JSONValue], prefix: Int,
-        _ path: JSONPointer, _ operations: inout some PatchSink
+    private static func diffElementwise<Element: Equatable, Sink: PatchSink>(
+        _ old: ArraySlice<Element>, _ new: ArraySlice<Element>, whole: [Element], prefix: Int,
+        _ path: JSONPointer, _ operations: inout Sink, json: (Element) -> JSONValue,
+        element: (Element, Element, JSONPointer, inout Sink) -> Void
     ) {
         let common = min(old.count, new.count)
         var changed = 0
         for offset in 0..<common where old[prefix + offset] != new[prefix + offset] { changed += 1 }
         if changed > max(4, common / 2) {
-            operations.append(.replace(path, .array(whole)))
+            operations.append(.replace(path, .array(whole.map(json))))
             return
         }
         for offset in 0..<common where old[prefix + offset] != new[prefix + offset] {
-            self.diff(old[prefix + offset], new[prefix + offset], path.appending(prefix + offset), &operations)
+            element(old[prefix + offset], new[prefix + offset], path.appending(prefix + offset), &operations)
         }
         if old.count > common {
             for index in ((prefix + common)..<(prefix + old.count)).reversed() {
@@ -154,7 +164,7 @@ extension JSONPatch {
             }
         } else {
             for index in (prefix + common)..<(prefix + new.count) {
-                operations.append(.add(path.appending(index), new[index]))
+                operations.append(.add(path.appending(index), json(new[index])))
             }
         }
     }

@@ -59,6 +59,20 @@ public struct FeatureVector: Sendable, Hashable {
         return result
     }
 
+    /// Appends a `replace` of each member that differs in `new`, in key order (what the diff of
+    /// their JSON gives).
+    func diff(_ new: FeatureVector, _ path: JSONPointer, _ operations: inout some PatchSink) {
+        guard self != new else { return }
+        if self.freshness != new.freshness {
+            operations.append(.replace(path.appending("freshness"), .number(new.freshness)))
+        }
+        if self.habit != new.habit { operations.append(.replace(path.appending("habit"), .number(new.habit))) }
+        if self.rotationPenalty != new.rotationPenalty {
+            operations.append(.replace(path.appending("rotationPenalty"), .number(new.rotationPenalty)))
+        }
+        if self.timeline != new.timeline { operations.append(.replace(path.appending("timeline"), .number(new.timeline))) }
+    }
+
     var json: JSONValue {
         let object: JSONObject = [
             "freshness": .number(self.freshness), "habit": .number(self.habit),

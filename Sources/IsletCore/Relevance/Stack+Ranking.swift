@@ -43,14 +43,14 @@ extension Stack {
         }
         let oldTop = self.top
         let oldRanking = self.ranking
-        var ranking = self.rank(context)
-        var unblocksAt: Instant?
         let topPosition = self.top.flatMap(self.memberIndex)
+        var ranking = self.rank(context, topPosition: topPosition)
+        var unblocksAt: Instant?
         if self.members.isEmpty {
             self.top = nil
             self.topSince = nil
         } else if !self.smartRotate {
-            self.place(self.members[0].widget, at: now)
+            self.place(0, at: now)
         } else if let topPosition, let topRow = ranking.first(where: { $0.position == topPosition }) {
             let threshold = topRow.score + context.settings.hysteresis
             var candidate: RankedMember?
@@ -68,16 +68,16 @@ extension Stack {
                 let dwellEnds = (self.topSince ?? now).adding(seconds: context.settings.minDwellSeconds)
                 if now >= dwellEnds {
                     self.rotate(to: candidate, from: topRow, at: now)
-                    ranking = self.rank(context)
+                    ranking = self.rank(context, topPosition: candidate.position)
                 } else {
                     unblocksAt = min(unblocksAt ?? dwellEnds, dwellEnds)
                 }
             }
         } else {
             // A new stack, or its top left: the best candidate, else the first widget.
-            let best = ranking.first { $0.eligible }.map { self.members[$0.position].widget }
-            self.place(best ?? self.members[0].widget, at: now)
-            ranking = self.rank(context)
+            let best = ranking.first { $0.eligible }?.position ?? 0
+            self.place(best, at: now)
+            ranking = self.rank(context, topPosition: best)
         }
         self.ranking = ranking
         var outcome = EvaluationOutcome()
@@ -96,11 +96,12 @@ extension Stack {
     }
 
     /// SS-4: every member's features, contributions and score, best first.
-    func rank(_ context: EvaluationContext) -> [RankedMember] {
+    /// - Parameter topPosition: The position of the top widget (found once by the caller).
+    func rank(_ context: EvaluationContext, topPosition: Int?) -> [RankedMember] {
         let now = context.now
         let start = context.zone.hourStart(now)
         let hour = context.zone.hourOfDay(now)
-        let topPosition = self.top.flatMap(self.memberIndex) ?? -1
+        let topPosition = topPosition ?? -1
         let weights = context.settings.weights
         // Members are read through a buffer pointer: copying a member would retain its strings
         // and arrays, ten times per evaluation.
@@ -167,9 +168,10 @@ extension Stack {
         }
     }
 
-    /// Puts a widget on top without counting a rotation (a new stack, smart rotation off, or
-    /// the top widget left the stack).
-    private mutating func place(_ widget: String, at now: Instant) {
+    /// Puts the widget at `position` on top without counting a rotation (a new stack, smart
+    /// rotation off, or the top widget left the stack).
+    private mutating func place(_ position: Int, at now: Instant) {
+        let widget = self.members[position].widget
         guard widget != self.top else { return }
         self.top = widget
         self.topSince = now

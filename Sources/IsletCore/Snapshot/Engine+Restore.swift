@@ -141,7 +141,7 @@ extension Engine {
         }
         for id in Array(self.stacks.keys) {
             let stack = self.stacks.modifyExisting(id) { stack in
-                stack.publishedRotations = (stack.rotationCount, stack.rotations.count)
+                stack.published = PublishedStack(stack, ranking: stack.shownRanking)
                 return stack
             }
             self.document[.stacks, id] = stack.map(self.stackJSON)

@@ -75,6 +75,62 @@ import Testing
         #expect(throws: APIError.self) { try [PatchOperation](decoding: Array(#"[{"op":"remove"}]"#.utf8)) }
     }
 
+    @Test(
+        "SS-4: a stack's ranking patched from its rows gives the operations of the diff of its JSON",
+        arguments: [1, 2, 3, 4] as [UInt64])
+    func rankingRowsPatchAsTheirJSON(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        func value() -> Double { [0, -0.0, 0.25, 0.5, 1, 2.5][Int.random(in: 0..<6, using: &random)] }
+        func vector() -> FeatureVector {
+            var vector = FeatureVector()
+            for feature in RankingFeature.allCases where Bool.random(using: &random) { vector[feature] = value() }
+            return vector
+        }
+        func row(_ position: Int) -> ShownRankingRow {
+            let widget = ["w1", "w2", "caf\u{E9}", "cafe\u{301}", "w/~"][Int.random(in: 0..<5, using: &random)]
+            let member = RankedMember(
+                position: position, eligible: Bool.random(using: &random), features: vector(), contributions: vector(),
+                score: value())
+            return ShownRankingRow(widget: widget, row: member)
+        }
+        func edited(_ rows: [ShownRankingRow]) -> [ShownRankingRow] {
+            var rows = rows
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0: rows.insert(row(rows.count), at: Int.random(in: 0...rows.count, using: &random))
+                case 1 where !rows.isEmpty: rows.remove(at: Int.random(in: 0..<rows.count, using: &random))
+                case 2 where rows.count > 1: rows.append(rows.removeFirst())
+                case 3 where rows.count > 1: rows.insert(rows.removeLast(), at: 0)
+                case 4 where !rows.isEmpty:
+                    // Only the position changes: the document does not show it.
+                    rows[Int.random(in: 0..<rows.count, using: &random)].row.position += 1
+                default:
+                    if !rows.isEmpty {
+                        let index = Int.random(in: 0..<rows.count, using: &random)
+                        let fresh = row(index)
+                        switch Int.random(in: 0..<4, using: &random) {
+                        case 0: rows[index].row.features = fresh.row.features
+                        case 1: rows[index].row.score = fresh.row.score
+                        case 2: rows[index].row.eligible.toggle()
+                        default: rows[index].widget = fresh.widget
+                        }
+                    }
+                }
+            }
+            return rows
+        }
+        for _ in 0..<500 {
+            let old = (0..<Int.random(in: 0...10, using: &random)).map(row)
+            let new = edited(Bool.random(using: &random) ? old : (0..<Int.random(in: 0...10, using: &random)).map(row))
+            let path: JSONPointer = "/stacks/s~1/ranking"
+            var fromRows: [PatchOperation] = []
+            JSONPatch.diff(old, new, path, &fromRows, json: \.json, element: { ShownRankingRow.diff($0, $1, $2, &$3) })
+            let fromJSON = JSONPatch.diff(from: .array(old.map(\.json)), to: .array(new.map(\.json)), at: path)
+            #expect(fromRows == fromJSON)
+            #expect((old == new) == (JSONValue.array(old.map(\.json)) == .array(new.map(\.json))))
+        }
+    }
+
     @Test("strings and keys compare by code point, not by canonical equivalence (RFC 6901 §4, RFC 6902 §4.6)")
     func codePointEquality() throws {
         let composed = "caf\u{E9}"
