@@ -29,8 +29,7 @@ extension Engine {
         if self.changes.relevance {
             for (name, value) in self.relevance.entries { self.store(.relevance, name, value, into: &patch) }
         }
-        for id in uniqueSorted(self.changes.stacks) { self.storeStack(id, into: &patch) }
-        self.publishWidgets(into: &patch)
+        self.publishWidgetsAndStacks(into: &patch)
         let count = patch.count
         let revision = Revision(
             rev: self.rev, at: self.now, encodedOps: patch.finish(), operationCount: count,
@@ -52,6 +51,38 @@ extension Engine {
         }
         self.document[section, key] = new
     }
+
+    /// Publishes the touched widgets, then the touched stacks. When both are many (a long clock
+    /// step), the stacks' operations are computed on a second thread into their own buffer while
+    /// the widgets' are written: the bytes are the same either way.
+    private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
+        let stacks = StackPublication(
+            stacks: self.stacks, document: self.document, relevance: self.relevance,
+            ids: uniqueSorted(self.changes.stacks))
+        let writeBack: StackPublication.WriteBack
+        if stacks.ids.count >= Self.concurrentPublicationMinimum,
+            self.changes.widgets.count >= Self.concurrentPublicationMinimum
+        {
+            let stackPart = ConcurrentWork { () -> (EncodedPatch, StackPublication.WriteBack) in
+                var stackPatch = EncodedPatch(reservingCapacity: stacks.encodedSizeGuess)
+                let writeBack = stacks.run(into: &stackPatch)
+                return (stackPatch, writeBack)
+            }
+            self.publishWidgets(into: &patch)
+            var (stackPatch, stackWriteBack) = stackPart.wait()
+            patch.append(contentsOf: &stackPatch)
+            writeBack = stackWriteBack
+        } else {
+            self.publishWidgets(into: &patch)
+            writeBack = stacks.run(into: &patch)
+        }
+        for (id, entry) in writeBack.entries { self.document[.stacks, id] = entry }
+        for (slot, published) in writeBack.published { self.stacks.modify(slot: slot) { $0.published = published } }
+    }
+
+    /// How many widgets and stacks a revision touches before their publications run side by side
+    /// (below it, starting a thread costs more than it saves).
+    static let concurrentPublicationMinimum = 256
 
     /// Renders and publishes every touched widget. A new widget is added whole, a removed one
     /// removed, any other gets the members its changes marked replaced (nothing is compared, and
@@ -144,47 +175,6 @@ extension Engine {
         let kept = min(change.appended, log.count)
         for _ in 0..<(change.published + kept - log.count) { patch.append(.remove(logPath.appending(0))) }
         for index in (log.count - kept)..<log.count { patch.append(.add(logPath.appending(index), log[index])) }
-    }
-
-    /// Stores a stack. Its stored entry holds neither its ranking nor its rotation log
-    /// (``VirtualMember``): the ranking's operations come from comparing its rows with the ones
-    /// the document showed (the operations the diff of their JSON would give), and the log only
-    /// gains records at the end and loses the oldest past `rotationsKept`, so its operations
-    /// follow from counts. A stack the document did not show as this stack (new, or deleted and
-    /// created again in the revision) is written whole.
-    private mutating func storeStack(_ id: String, into patch: inout EncodedPatch) {
-        let path = JSONPointer(tokens: [DocumentSection.stacks.rawValue, id])
-        let old = self.document[.stacks, id]
-        // The stack as it is, with what the document showed of it before this revision.
-        guard
-            let (stack, ranking, published) = self.stacks.modifyExisting(id, { stack in
-                let ranking = stack.shownRanking
-                defer { stack.published = PublishedStack(stack, ranking: ranking) }
-                return (stack, ranking, stack.published)
-            })
-        else {
-            if old != nil { patch.append(.remove(path)) }
-            self.document[.stacks, id] = nil
-            return
-        }
-        let new = self.stackJSON(stack)
-        self.document[.stacks, id] = new
-        guard let old, let published else {
-            var whole = new
-            try? whole.set(.array(ranking.map(\.json)), at: Self.rankingPointer)
-            try? whole.set(self.rotationLog(of: id), at: Self.rotationsPointer)
-            patch.append(old == nil ? .add(path, whole) : .replace(path, whole))
-            return
-        }
-        JSONPatch.diff(old, new, path, &patch)
-        JSONPatch.diff(
-            published.ranking, ranking, path.appending(Self.rankingPointer), &patch, json: \.json,
-            element: { ShownRankingRow.diff($0, $1, $2, &$3) })
-        let logPath = path.appending(Self.rotationsPointer)
-        let length = stack.rotations.count
-        let kept = min(stack.rotationCount - published.rotationCount, length)
-        for _ in 0..<(published.rotationLength + kept - length) { patch.append(.remove(logPath.appending(0))) }
-        for index in (length - kept)..<length { patch.append(.add(logPath.appending(index), stack.rotations[index].json)) }
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new

@@ -1,6 +1,6 @@
 internal import HashTreeCollections
 
-/// The document form of widgets and stacks.
+/// The document form of widgets.
 ///
 /// A widget's entry is not stored in the document: it is built from the model whenever it is
 /// read (``widgetDocument(_:)``), and a revision replaces exactly the members its changes marked
@@ -19,28 +19,6 @@ extension Engine {
     /// - Complexity: O(size of the widget's timeline).
     func widgetDocument(_ widget: Widget, withEntries: Bool = true) -> JSONValue {
         widget.document(self.widgetJSONContext(device: widget.device), withEntries: withEntries)
-    }
-
-    /// A stack's stored entry. It holds neither `ranking` nor `rotations` (``VirtualMember``):
-    /// the ranking's operations come from comparing rows, the log's from counts.
-    func stackJSON(_ stack: Stack) -> JSONValue {
-        let effective = self.relevance.applying(stack.overrides)
-        let relevance: JSONObject = [
-            "hysteresis": .number(effective.hysteresis), "minDwellSeconds": .number(effective.minDwellSeconds),
-            "overrides": stack.overrides.json, "weights": effective.weights.json,
-        ]
-        let object: JSONObject = [
-            "device": .string(stack.device),
-            "family": .string(stack.family.rawValue),
-            "id": .string(stack.id),
-            "relevance": .object(relevance),
-            "smartRotate": .bool(stack.smartRotate),
-            "suggestions": .bool(stack.suggestions),
-            "top": stack.top.map(JSONValue.string) ?? .null,
-            "topSince": date(stack.topSince),
-            "widgets": .array(stack.members.map { .string($0.widget) }),
-        ]
-        return .object(object)
     }
 }
 

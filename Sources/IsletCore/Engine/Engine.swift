@@ -153,7 +153,7 @@ public struct Engine: Sendable {
 
     /// SS-5: a stack's last rotations, as the document shows them.
     func rotationLog(of stack: String) -> JSONValue {
-        .array(self.stacks[stack]?.rotations.map(\.json) ?? [])
+        self.stacks[stack]?.rotationLog ?? []
     }
 
     /// PR-6: a device's Lock Screen activity ids in order, as the document shows them.

@@ -161,6 +161,15 @@ struct EncodedPatch: PatchSink {
         self.count += 1
     }
 
+    /// Appends the operations of `other` (left empty), in their order.
+    mutating func append(contentsOf other: inout EncodedPatch) {
+        guard other.count > 0 else { return }
+        if self.count > 0 { self.writer.writeRaw(",") }
+        self.writer.writeEncoded(other.writer.bytes.dropFirst())
+        self.count += other.count
+        other = EncodedPatch(reservingCapacity: 0)
+    }
+
     /// Closes the JSON array and returns it; a small patch is copied to its size, so that a
     /// history of small revisions does not keep the guessed capacity. (Mutating, not consuming:
     /// a consumed copy would share the buffer, and closing the array would then copy it whole.)

@@ -144,7 +144,7 @@ extension Engine {
                 stack.published = PublishedStack(stack, ranking: stack.shownRanking)
                 return stack
             }
-            self.document[.stacks, id] = stack.map(self.stackJSON)
+            self.document[.stacks, id] = stack?.storedJSON(relevance: self.relevance)
         }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
         for (id, device) in self.devices { self.document[.devices, id] = self.deviceJSON(device) }
