@@ -56,26 +56,30 @@ extension Engine {
     /// step), the stacks' operations are computed on a second thread into their own buffer while
     /// the widgets' are written: the bytes are the same either way.
     private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
-        let stacks = StackPublication(
-            stacks: self.stacks, document: self.document, relevance: self.relevance,
-            ids: uniqueSorted(self.changes.stacks))
-        let writeBack: StackPublication.WriteBack
-        if stacks.ids.count >= Self.concurrentPublicationMinimum,
-            self.changes.widgets.count >= Self.concurrentPublicationMinimum
-        {
-            let stackPart = ConcurrentWork { () -> (EncodedPatch, StackPublication.WriteBack) in
-                var stackPatch = EncodedPatch(reservingCapacity: stacks.encodedSizeGuess)
-                let writeBack = stacks.run(into: &stackPatch)
-                return (stackPatch, writeBack)
+        guard !self.changes.stacks.isEmpty else { return self.publishWidgets(into: &patch) }
+        var writeBack = StackPublication.WriteBack()
+        do {
+            let stacks = StackPublication(
+                stacks: self.stacks, document: self.document, relevance: self.relevance,
+                ids: uniqueSorted(self.changes.stacks))
+            if stacks.ids.count >= Self.concurrentPublicationMinimum,
+                self.changes.widgets.count >= Self.concurrentPublicationMinimum
+            {
+                let stackPart = ConcurrentWork { () -> (EncodedPatch, StackPublication.WriteBack) in
+                    var stackPatch = EncodedPatch(reservingCapacity: stacks.encodedSizeGuess)
+                    let writeBack = stacks.run(into: &stackPatch)
+                    return (stackPatch, writeBack)
+                }
+                self.publishWidgets(into: &patch)
+                var stackPatch: EncodedPatch
+                (stackPatch, writeBack) = stackPart.wait()
+                patch.append(contentsOf: &stackPatch)
+            } else {
+                self.publishWidgets(into: &patch)
+                writeBack = stacks.run(into: &patch)
             }
-            self.publishWidgets(into: &patch)
-            var (stackPatch, stackWriteBack) = stackPart.wait()
-            patch.append(contentsOf: &stackPatch)
-            writeBack = stackWriteBack
-        } else {
-            self.publishWidgets(into: &patch)
-            writeBack = stacks.run(into: &patch)
         }
+        // The publication's copies are gone: the table and the document change in place.
         for (id, entry) in writeBack.entries { self.document[.stacks, id] = entry }
         for (slot, published) in writeBack.published { self.stacks.modify(slot: slot) { $0.published = published } }
     }
