@@ -2,23 +2,29 @@ internal import Dispatch
 
 /// A computation started on another thread, whose value the starting thread takes once it is
 /// done: the engine's one use of a second core (a long clock step publishes its stacks there
-/// while it publishes its widgets). The value is written before the work leaves its group and
-/// read after `wait()` returns, which Dispatch orders; nothing else is shared.
+/// while it publishes its widgets). The work and its value are written before the work leaves
+/// its group and read after `wait()` returns, which Dispatch orders; nothing else is shared.
 final class ConcurrentWork<Value: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()
+    /// Dropped as soon as it ran, so what it captured (copies of engine state) is released
+    /// before the starting thread changes that state in place.
+    private var work: (@Sendable () -> Value)?
     private var value: Value?
 
     init(_ work: @escaping @Sendable () -> Value) {
+        self.work = work
         self.group.enter()
         DispatchQueue.global().async {
-            self.value = work()
+            self.value = self.work!()
+            self.work = nil
             self.group.leave()
         }
     }
 
-    /// Blocks until the work is done and returns its value.
+    /// Blocks until the work is done and hands its value over.
     func wait() -> Value {
         self.group.wait()
+        defer { self.value = nil }
         return self.value!
     }
 }

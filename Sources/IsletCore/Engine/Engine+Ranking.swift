@@ -62,9 +62,9 @@ extension Engine {
     }
 }
 
-/// The time zones of the devices whose stacks were re-ranked: a transition's stacks come in
-/// slot order, not by device, and looking a device up copies it (its dozens of fields) out of
-/// the device map.
+/// The time zones of the devices whose stacks were re-ranked: stacks come in the order their
+/// re-ranking was asked for, not by device, and looking a device up copies it (its dozens of
+/// fields) out of the device map.
 private struct ZoneMemo {
     private var zones: [String: TimeZoneRule] = [:]
 

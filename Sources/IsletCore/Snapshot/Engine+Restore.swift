@@ -93,6 +93,9 @@ extension Engine {
         guard stack.ranking.allSatisfy({ $0.position < stack.members.count }) else {
             throw APIError(.invalidArgument, "snapshot: stack \(stack.id) ranks a widget it does not hold")
         }
+        guard Set(stack.widgetIDs).count == stack.members.count else {
+            throw APIError(.invalidArgument, "snapshot: stack \(stack.id) holds a widget twice")
+        }
         for index in stack.members.indices {
             guard let slot = self.widgets.slot(of: stack.members[index].widget), let widget = self.widgets[slot: slot],
                 widget.stack == stack.id

@@ -119,6 +119,17 @@ import Testing
         let error = #expect(throws: APIError.self) { try Engine(snapshot: snapshot, renderer: TestRenderer()) }
         #expect(error?.field == "/clock/rate")
         #expect(throws: APIError.self) { try Engine(snapshot: ["format": "other"], renderer: TestRenderer()) }
+        // A stack that holds a widget twice (no command makes one) is refused, not ranked.
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.addWidget("a")
+        try sim.addWidget("b")
+        try sim.stack("s", ["a", "b"])
+        var twice = sim.engine.snapshot()
+        let first = try #require(twice[try JSONPointer(parsing: "/stacks/0/members/0")])
+        try twice.apply(.replace("/stacks/0/members/1", first))
+        let refused = #expect(throws: APIError.self) { try Engine(snapshot: twice, renderer: TestRenderer()) }
+        #expect(refused?.message.contains("holds a widget twice") == true)
     }
 
     @Test("a fork publishes what its first revisions touch, though its source touched the same in revisions of the same numbers")
