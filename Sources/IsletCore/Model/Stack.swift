@@ -42,7 +42,7 @@ struct Stack: Sendable {
 
     /// The ranking as the document shows it.
     var shownRanking: [ShownRankingRow] {
-        self.ranking.map { ShownRankingRow(widget: self.members[$0.position].widget, row: $0) }
+        self.ranking.map { ShownRankingRow(widget: self.widget($0), row: $0) }
     }
 
     /// The widget of a ranking row.
