@@ -22,7 +22,7 @@ public struct Chromium: Sendable {
 
     /// The DOM of `url` after the budget.
     public func dumpDOM(_ url: String) throws -> String {
-        String(decoding: try self.run(["--dump-dom", url]), as: UTF8.self)
+        String(decoding: try self.run(["--dump-dom"], url: url), as: UTF8.self)
     }
 
     /// A screenshot of `url` after the budget, window-sized.
@@ -30,31 +30,41 @@ public struct Chromium: Sendable {
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("islet-snapshot-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
-        _ = try self.run(["--screenshot=\(file.path)", url])
+        _ = try self.run(["--screenshot=\(file.path)"], url: url)
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw SnapshotError("chromium wrote no screenshot")
         }
         return try PNGImage(png: [UInt8](data))
     }
 
-    private func run(_ arguments: [String]) throws -> [UInt8] {
+    /// Runs Chromium on `url` with `arguments` before it. The address is not on the command line,
+    /// which every user of the machine can read (`ps`), since it may carry a token: Chromium opens
+    /// a page only this user can read that sends it on to `url`.
+    private func run(_ arguments: [String], url: String) throws -> [UInt8] {
+        let files = FileManager.default
+        let directory = files.temporaryDirectory.appendingPathComponent("islet-chromium-\(UUID().uuidString)")
+        do {
+            try files.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch { throw SnapshotError("cannot create \(directory.path): \(error)") }
+        defer { try? files.removeItem(at: directory) }
+        let launcher = directory.appendingPathComponent("open.html")
+        let page = "<!doctype html><script>location.replace(\(Self.scriptString(url)))</script>"
+        guard files.createFile(atPath: launcher.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw SnapshotError("cannot create \(launcher.path)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: self.executable)
-        let profile = FileManager.default.temporaryDirectory
-            .appendingPathComponent("islet-chromium-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: profile) }
         process.arguments = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1",
             "--disable-extensions", "--no-first-run", "--disable-background-networking", "--mute-audio",
             // No morphs, rolls or cross-fades: the picture is the settled state, the same every run.
             "--force-prefers-reduced-motion",
-            "--user-data-dir=\(profile.path)", "--window-size=\(self.windowWidth),\(self.windowHeight)",
+            "--user-data-dir=\(directory.appendingPathComponent("profile").path)",
+            "--window-size=\(self.windowWidth),\(self.windowHeight)",
             "--virtual-time-budget=\(self.budgetMilliseconds)",
-        ] + arguments
+        ] + arguments + [launcher.absoluteString]
         // Output to a file: the wait below is bounded, and no thread has to drain a pipe.
-        let outputFile = profile.appendingPathExtension("out")
-        defer { try? FileManager.default.removeItem(at: outputFile) }
-        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil),
+        let outputFile = directory.appendingPathComponent("out")
+        guard files.createFile(atPath: outputFile.path, contents: nil),
             let output = FileHandle(forWritingAtPath: outputFile.path)
         else { throw SnapshotError("cannot create \(outputFile.path)") }
         defer { try? output.close() }
@@ -72,7 +82,13 @@ public struct Chromium: Sendable {
         guard process.terminationStatus == 0 else {
             throw SnapshotError("\(self.executable) exited with status \(process.terminationStatus)")
         }
-        return [UInt8](FileManager.default.contents(atPath: outputFile.path) ?? Data())
+        return [UInt8](files.contents(atPath: outputFile.path) ?? Data())
+    }
+
+    /// `text` as a JavaScript string literal inside a `<script>` element.
+    private static func scriptString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed])) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
     }
 }
 
@@ -93,8 +109,9 @@ public enum DashboardSnapshot {
     ) throws -> PNGImage {
         guard let dashboardView = Self.views[view] else { throw SnapshotError("unknown view \(view)") }
         var query = [("simulation", simulation), ("device", device), ("snapshot", dashboardView), ("zoom", "100")]
-        if let token { query.append(("token", token)) }
-        let url = baseURL + "/?" + query.map { "\($0)=\(Self.escaped($1))" }.joined(separator: "&")
+        var url = baseURL + "/?" + query.map { "\($0)=\(Self.escaped($1))" }.joined(separator: "&")
+        // In the fragment, which the browser never sends to the server (nor into its access log).
+        if let token { url += "#token=" + Self.escaped(token) }
         let dom = try chromium.dumpDOM(url)
         guard let rect = Self.rect(in: dom) else {
             throw SnapshotError(

@@ -4,15 +4,16 @@ world at another instant without touching it."""
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 
-from support import BINARY, COFFEE, IsletServer, coffee_world
+from support import BINARY, CHROMIUM, COFFEE, IsletServer, coffee_world
 
 
-def snapshot(server: IsletServer, out, *extra: str) -> subprocess.CompletedProcess:
+def snapshot(server: IsletServer, out, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([str(BINARY), "snapshot", "--url", server.url, "--device", "phone", *extra, str(out)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
 
 
 def png_size(path) -> tuple[int, int]:
@@ -49,3 +50,25 @@ def test_at_draws_another_instant_on_a_throwaway_fork(server, tmp_path):
 def test_an_unknown_device_is_an_error(server, tmp_path):
     result = snapshot(server, tmp_path / "x.png", "--view", "home")
     assert result.returncode == 1 and "never drew" in result.stderr
+
+
+def test_a_token_reaches_the_dashboard_but_no_command_line(start_server, tmp_path):
+    server = start_server(token="snapshot-secret-token")
+    coffee_world(server)
+    # A Chromium that writes down the arguments it was started with: what `ps` shows everyone.
+    arguments = tmp_path / "arguments"
+    wrapper = tmp_path / "chromium"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{arguments}"\nexec "{CHROMIUM}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "ISLET_CHROMIUM": str(wrapper)}
+    result = snapshot(server, tmp_path / "lock.png", "--view", "lockScreen", "--token", server.token, env=env)
+    assert result.returncode == 0, result.stderr
+    assert png_size(tmp_path / "lock.png") == (419, 878)
+    recorded = arguments.read_text()
+    assert "--dump-dom" in recorded and "--screenshot=" in recorded
+    assert server.token not in recorded
+
+    # Without the token the dashboard cannot read the world, so the view is never drawn.
+    refused = snapshot(server, tmp_path / "x.png", "--view", "lockScreen", env={k: v for k, v in os.environ.items()
+                                                                                if k != "ISLET_ADMIN_TOKEN"})
+    assert refused.returncode == 1 and "never drew" in refused.stderr
