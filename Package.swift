@@ -41,7 +41,9 @@ let package = Package(
         // types stay CLibUV's.
         .target(name: "CHiredis", dependencies: ["CLibUV"], linkerSettings: [.linkedLibrary("hiredis")]),
 
-        .target(name: "IsletCore", dependencies: [heap, hashTrees], swiftSettings: settings),
+        // One cache hint (__builtin_prefetch) for the engine's long clock steps; header only.
+        .systemLibrary(name: "CPrefetch"),
+        .target(name: "IsletCore", dependencies: ["CPrefetch", heap, hashTrees], swiftSettings: settings),
         .target(
             name: "IsletRender",
             dependencies: ["IsletCore", .product(name: "Mustache", package: "swift-mustache")],

@@ -8,7 +8,15 @@ extension Engine {
         let ids = self.changes.evaluations
         self.changes.evaluations = []
         var zones = ZoneMemo()
-        for id in ids { self.evaluateStack(id, zones: &zones) }
+        for (index, id) in ids.enumerated() {
+            // Three steps, each reading only what the one before brought into the cache: a
+            // stack four re-rankings ahead, its members and ranking two ahead, then what the
+            // members point to (one re-ranking takes ~2 µs).
+            if index + 4 < ids.count { self.stacks.prefetch(slot: ids[index + 4]) }
+            if index + 2 < ids.count { self.stacks.modify(slot: ids[index + 2]) { $0.prefetchRankingInputs() } }
+            if index + 1 < ids.count { self.stacks.modify(slot: ids[index + 1]) { $0.prefetchMemberParts() } }
+            self.evaluateStack(id, zones: &zones)
+        }
     }
 
     /// - Complexity: O(1) for the stack (by slot) and its ≤ 10 members; reads no widget, and

@@ -48,14 +48,16 @@ extension Engine {
         let charged = WidgetReloadRequest.chargedReasons.contains(reason) && !(inForeground && reason != "policy")
         guard charged else {
             // WK-4, WK-9: free reloads happen at once and satisfy any reload that was waiting.
-            self.perform(&widget, slot: slot, reason: reason, charged: false)
+            self.perform(&widget.reload, slot: slot, reason: reason, charged: false)
+            widget.dirty.insert(.reload)
             self.commit(widget, slot: slot)
             return self.now
         }
-        guard let earliest = self.earliestChargedReload(widget, notBefore: notBefore) else { return nil }
+        guard let earliest = self.earliestChargedReload(widget.reload, notBefore: notBefore) else { return nil }
         if let waiting = widget.reload.scheduled, waiting.at <= earliest { return waiting.at }
         if earliest <= self.now {
-            self.perform(&widget, slot: slot, reason: reason, charged: true)
+            self.perform(&widget.reload, slot: slot, reason: reason, charged: true)
+            widget.dirty.insert(.reload)
         } else {
             let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
             widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
@@ -66,15 +68,15 @@ extension Engine {
     }
 
     /// WK-4, WK-5: the first instant from `notBefore` at which a charged reload may happen.
-    func earliestChargedReload(_ widget: Widget, notBefore: Instant) -> Instant? {
+    func earliestChargedReload(_ reload: WidgetReload, notBefore: Instant) -> Instant? {
         let limit = self.configuration.widgetReloadsPerDay
         guard limit > 0 else { return nil }
         var earliest = notBefore
         // WK-10's first request for a timeline is not a refresh: the next one need not wait.
-        if let last = widget.reload.lastAt, !Self.timelineRequestReasons.contains(widget.reload.lastReason ?? "") {
+        if let last = reload.lastAt, !Self.timelineRequestReasons.contains(reload.lastReason ?? "") {
             earliest = max(earliest, last.adding(seconds: self.configuration.widgetMinReloadIntervalSeconds))
         }
-        let charges = widget.reload.charges.filter { $0.adding(milliseconds: millisecondsPerDay) > earliest }
+        let charges = reload.charges.filter { $0.adding(milliseconds: millisecondsPerDay) > earliest }
         if charges.count >= limit {
             // The slot frees when the charge `limit` places from the end leaves the window.
             earliest = charges[charges.count - limit].adding(milliseconds: millisecondsPerDay)
@@ -84,41 +86,55 @@ extension Engine {
 
     /// A widget's waiting reload falls due: it happens now, or waits again if a free reload in
     /// between moved the spacing or the budget on.
+    ///
+    /// Only the widget's reload state is taken out of the table and put back (a day's policy
+    /// reloads fall for every widget: copying each widget out would retain all its parts).
     mutating func scheduledReloadFalls(due slot: Int32) {
-        guard var widget = self.widgets[slot: slot], let waiting = widget.reload.scheduled else { return }
-        widget.reload.scheduled = nil
-        widget.dirty.insert(.reload)
-        if let earliest = self.earliestChargedReload(widget, notBefore: self.now), earliest > self.now {
+        let taken = self.widgets.modify(slot: slot) { widget -> WidgetReload? in
+            guard widget.reload.scheduled != nil else { return nil }
+            // Moved out, so that its charges can grow without being copied.
+            defer { widget.reload = WidgetReload() }
+            return widget.reload
+        }
+        guard var reload = taken ?? nil, let waiting = reload.scheduled else { return }
+        reload.scheduled = nil
+        if let earliest = self.earliestChargedReload(reload, notBefore: self.now), earliest > self.now {
             let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
-            widget.reload.scheduled = ScheduledReload(
-                at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
+            reload.scheduled = ScheduledReload(at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
         } else {
-            self.perform(&widget, slot: slot, reason: waiting.reason, charged: waiting.charged)
+            self.perform(&reload, slot: slot, reason: waiting.reason, charged: waiting.charged)
         }
-        self.commit(widget, slot: slot)
+        let mark = self.revisionMark
+        let newlyTouched = self.widgets.modify(slot: slot) { widget -> String? in
+            widget.reload = reload
+            widget.dirty.insert(.reload)
+            guard widget.touchMark != mark else { return nil }
+            widget.touchMark = mark
+            return widget.id
+        }
+        if let id = newlyTouched ?? nil { self.changes.widgets.append(id) }
     }
 
-    /// WK-6: the reload happens: the widget waits for its provider.
-    private mutating func perform(_ widget: inout Widget, slot: Int32, reason: String, charged: Bool) {
-        widget.dirty.insert(.reload)
-        widget.reload.pending = true
-        widget.reload.pendingSince = widget.reload.pendingSince ?? self.now
-        widget.reload.lastAt = self.now
-        widget.reload.lastReason = reason
-        widget.reload.count += 1
-        widget.reload.scheduled = nil
+    /// WK-6: the reload happens: the widget waits for its provider (its `reload` member changes).
+    private mutating func perform(_ reload: inout WidgetReload, slot: Int32, reason: String, charged: Bool) {
+        reload.pending = true
+        reload.pendingSince = reload.pendingSince ?? self.now
+        reload.lastAt = self.now
+        reload.lastReason = reason
+        reload.count += 1
+        reload.scheduled = nil
         if charged {
-            widget.reload.charges.append(self.now)
-            if widget.reload.chargeExpiryDeadline == nil { self.armChargeExpiry(&widget, slot: slot) }
+            reload.charges.append(self.now)
+            if reload.chargeExpiryDeadline == nil { self.armChargeExpiry(&reload, slot: slot) }
         }
     }
 
-    private mutating func armChargeExpiry(_ widget: inout Widget, slot: Int32) {
-        guard let oldest = widget.reload.charges.first else {
-            widget.reload.chargeExpiryDeadline = nil
+    private mutating func armChargeExpiry(_ reload: inout WidgetReload, slot: Int32) {
+        guard let oldest = reload.charges.first else {
+            reload.chargeExpiryDeadline = nil
             return
         }
-        widget.reload.chargeExpiryDeadline = self.scheduler.schedule(
+        reload.chargeExpiryDeadline = self.scheduler.schedule(
             .widgetChargeExpiry(widget: slot),
             at: oldest.adding(milliseconds: millisecondsPerDay))
     }
@@ -129,7 +145,7 @@ extension Engine {
         let cutoff = self.now.adding(milliseconds: -millisecondsPerDay)
         widget.reload.charges.removeAll { $0 <= cutoff }
         widget.dirty.insert(.reload)
-        self.armChargeExpiry(&widget, slot: slot)
+        self.armChargeExpiry(&widget.reload, slot: slot)
         self.commit(widget, slot: slot)
     }
 

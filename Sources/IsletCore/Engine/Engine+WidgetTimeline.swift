@@ -163,20 +163,44 @@ extension Widget {
         } else {
             self.entryDeadline = nil
         }
+        // From `entries`, not through `self.relevance`: calling a method on `self` here would copy
+        // the whole widget first.
         return EntryStep(
             newlyTouched: newlyTouched, nextDate: nextDate, stack: self.stackSlot,
-            relevance: self.relevance(untilNextEntry: untilNextEntry))
+            relevance: Timeline.relevance(entries, current: index, changedAt: instant, untilNextEntry: untilNextEntry))
+    }
+
+    /// Prefetches what the widget's next entry transition reads first: its timeline's length
+    /// and the entries after the current one (neither loaded here, so no miss is waited for).
+    func prefetchNextEntries() {
+        let next = (self.current ?? -1) + 1
+        self.timeline.entries.withUnsafeBufferPointer { entries in
+            guard let first = entries.baseAddress else { return }
+            // The array's count is stored just before its first element.
+            prefetch(UnsafeRawPointer(first) - MemoryLayout<Int>.size)
+            prefetch(UnsafeRawPointer(first + next))
+            prefetch(UnsafeRawPointer(first + next + 1))
+        }
     }
 
     /// SS-2: the current entry's score and the window in which it is a rotation candidate. A
     /// window that outlasts the entry ends with the next transition, so it is left open here.
     func relevance(untilNextEntry: Bool) -> MemberRelevance {
-        guard let index = self.current, self.timeline.entries[index].hasRelevance else {
-            return MemberRelevance(
-                score: .nan, eligibleFrom: .distantPast, eligibleUntil: .distantPast, changedAt: self.changedAt)
+        Timeline.relevance(
+            self.timeline.entries, current: self.current, changedAt: self.changedAt, untilNextEntry: untilNextEntry)
+    }
+}
+
+extension Timeline {
+    /// SS-2: the relevance of a widget showing `entries[current]` (none: not a candidate).
+    static func relevance(_ entries: [TimelineEntry], current: Int?, changedAt: Instant?, untilNextEntry: Bool)
+        -> MemberRelevance
+    {
+        guard let index = current, entries[index].hasRelevance else {
+            return MemberRelevance(score: .nan, eligibleFrom: .distantPast, eligibleUntil: .distantPast, changedAt: changedAt)
         }
-        let entry = self.timeline.entries[index]
-        let next = index + 1 < self.timeline.entries.count ? self.timeline.entries[index + 1].date : nil
+        let entry = entries[index]
+        let next = index + 1 < entries.count ? entries[index + 1].date : nil
         var until: Instant
         if entry.duration > 0 {
             until = entry.date.adding(seconds: entry.duration)
@@ -184,8 +208,7 @@ extension Widget {
         } else {
             until = untilNextEntry ? .distantFuture : entry.date
         }
-        return MemberRelevance(
-            score: entry.score, eligibleFrom: entry.date, eligibleUntil: until, changedAt: self.changedAt)
+        return MemberRelevance(score: entry.score, eligibleFrom: entry.date, eligibleUntil: until, changedAt: changedAt)
     }
 }
 

@@ -239,12 +239,30 @@ extension Engine {
                     continue
                 }
             }
+            // Two steps: the widget of an entry transition eight deadlines ahead, then, four
+            // ahead, the entries it points to (a transition takes ~0.4 µs).
+            if let ahead = self.scheduler.upcoming(after: 2 * Self.transitionPrefetchDistance),
+                case .widgetEntry(let slot) = ahead.kind
+            {
+                self.widgets.prefetch(slot: slot)
+            }
+            if let ahead = self.scheduler.upcoming(after: Self.transitionPrefetchDistance),
+                case .widgetEntry(let slot) = ahead.kind
+            {
+                // In place: reading a widget out of the table would copy it (and retain its parts).
+                self.widgets.modify(slot: slot) { $0.prefetchNextEntries() }
+            }
             if self.fireIfLive(deadline) { applied += 1 }
         }
         self.evaluatePendingStacks()
         self.changes.transitions += applied
         return applied
     }
+
+    /// How many deadlines ahead an entry transition's timeline is prefetched: far enough for the
+    /// miss to be over when its turn comes (a transition takes ~0.4 µs), near enough to stay in
+    /// the cache.
+    static let transitionPrefetchDistance = 4
 
     /// Merges staged deadlines, drops cancelled ones from the head and compacts if needed.
     mutating func settleScheduler() {

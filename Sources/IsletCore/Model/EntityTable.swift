@@ -51,6 +51,16 @@ struct EntityTable<Value: Sendable>: Sendable {
         return self.chunks[chunk][index]
     }
 
+    /// Prefetches the entity in `slot` (its own bytes, not what it points to; see
+    /// ``prefetch(_:)``), without reading it.
+    @inline(__always)
+    func prefetch(slot: Int32) {
+        let (chunk, index) = Self.position(slot)
+        guard chunk < self.chunks.count else { return }
+        let start = elementsAddress(self.chunks[chunk]) + index * MemoryLayout<Value?>.stride
+        for offset in stride(from: 0, to: MemoryLayout<Value?>.size, by: 64) { IsletCore.prefetch(start + offset) }
+    }
+
     /// Calls `body` on the entity in `slot` in place; `nil` when the slot is empty.
     /// - Complexity: O(1) (plus copying the chunk the first time a copied table changes it).
     @inline(__always)

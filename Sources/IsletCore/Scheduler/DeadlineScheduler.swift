@@ -104,6 +104,15 @@ struct DeadlineScheduler: Sendable {
         return min(bucketMin, stagedMin)
     }
 
+    /// The deadline `distance` places after the next one among those of the next one's instant,
+    /// if it is already bucketed: what the engine will most likely handle soon (staged or
+    /// cancelled deadlines are not looked at, so it is only a hint).
+    func upcoming(after distance: Int) -> Deadline? {
+        guard let head = self.frontBucket?.head, let count = self.frontBucket?.items.count, head + distance < count
+        else { return nil }
+        return self.frontBucket?.items[head + distance]
+    }
+
     /// Removes and returns the earliest entry if it is due at or before `limit`.
     /// - Complexity: O(1) amortized (plus merging staged entries); O(log b) for b distinct
     ///   instants when an instant's last deadline pops.
