@@ -48,7 +48,7 @@ public struct Chromium: Sendable {
         } catch { throw SnapshotError("cannot create \(directory.path): \(error)") }
         defer { try? files.removeItem(at: directory) }
         let launcher = directory.appendingPathComponent("open.html")
-        let page = "<!doctype html><script>location.replace(\(Self.scriptString(url)))</script>"
+        let page = "<!doctype html><meta charset=\"utf-8\"><script>location.replace(\(Self.scriptString(url)))</script>"
         guard files.createFile(atPath: launcher.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
         else { throw SnapshotError("cannot create \(launcher.path)") }
         let process = Process()
@@ -85,10 +85,11 @@ public struct Chromium: Sendable {
         return [UInt8](files.contents(atPath: outputFile.path) ?? Data())
     }
 
-    /// `text` as a JavaScript string literal inside a `<script>` element.
+    /// `text` as a JavaScript string literal inside a `<script>` element: every `<` escaped,
+    /// so that neither `</script>` nor `<!--` can end or change the element.
     private static func scriptString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed])) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
     }
 }
 
@@ -108,7 +109,7 @@ public enum DashboardSnapshot {
         baseURL: String, simulation: String, device: String, view: String, token: String?, chromium: Chromium
     ) throws -> PNGImage {
         guard let dashboardView = Self.views[view] else { throw SnapshotError("unknown view \(view)") }
-        var query = [("simulation", simulation), ("device", device), ("snapshot", dashboardView), ("zoom", "100")]
+        let query = [("simulation", simulation), ("device", device), ("snapshot", dashboardView), ("zoom", "100")]
         var url = baseURL + "/?" + query.map { "\($0)=\(Self.escaped($1))" }.joined(separator: "&")
         // In the fragment, which the browser never sends to the server (nor into its access log).
         if let token { url += "#token=" + Self.escaped(token) }

@@ -20,7 +20,10 @@ struct Snapshot: AsyncParsableCommand {
     @Option(help: "The server URL, http:// (ISLET_URL). Default: http://127.0.0.1:8080.")
     var url: String?
 
-    @Option(help: "The admin or viewer token (ISLET_ADMIN_TOKEN); --at needs an admin token.")
+    @Option(
+        help:
+            "The admin or viewer token; --at needs an admin token. Prefer ISLET_ADMIN_TOKEN: an option is visible to every user in ps."
+    )
     var token: String?
 
     @Option(help: "The simulation.") var simulation = "default"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import struct
 import subprocess
+import tempfile
+from pathlib import Path
 
 from support import BINARY, CHROMIUM, COFFEE, IsletServer, coffee_world
 
@@ -60,15 +62,18 @@ def test_a_token_reaches_the_dashboard_but_no_command_line(start_server, tmp_pat
     wrapper = tmp_path / "chromium"
     wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{arguments}"\nexec "{CHROMIUM}" "$@"\n')
     wrapper.chmod(0o755)
-    env = {**os.environ, "ISLET_CHROMIUM": str(wrapper)}
-    result = snapshot(server, tmp_path / "lock.png", "--view", "lockScreen", "--token", server.token, env=env)
+    env = {**os.environ, "ISLET_CHROMIUM": str(wrapper), "ISLET_ADMIN_TOKEN": server.token}
+    before = set(Path(tempfile.gettempdir()).glob("islet-chromium-*"))
+    result = snapshot(server, tmp_path / "lock.png", "--view", "lockScreen", env=env)
     assert result.returncode == 0, result.stderr
     assert png_size(tmp_path / "lock.png") == (419, 878)
     recorded = arguments.read_text()
     assert "--dump-dom" in recorded and "--screenshot=" in recorded
     assert server.token not in recorded
+    # The launcher pages and profiles are gone.
+    assert set(Path(tempfile.gettempdir()).glob("islet-chromium-*")) <= before
 
     # Without the token the dashboard cannot read the world, so the view is never drawn.
-    refused = snapshot(server, tmp_path / "x.png", "--view", "lockScreen", env={k: v for k, v in os.environ.items()
-                                                                                if k != "ISLET_ADMIN_TOKEN"})
+    del env["ISLET_ADMIN_TOKEN"]
+    refused = snapshot(server, tmp_path / "x.png", "--view", "lockScreen", env=env)
     assert refused.returncode == 1 and "never drew" in refused.stderr

@@ -12,6 +12,7 @@ extension Engine {
             // Three steps, each reading only what the one before brought into the cache: a
             // stack four re-rankings ahead, its members and ranking two ahead, then what the
             // members point to (one re-ranking takes ~2 µs).
+            // In place, as `modify`: reading a stack out of the table would copy it.
             if index + 4 < ids.count { self.stacks.prefetch(slot: ids[index + 4]) }
             if index + 2 < ids.count { self.stacks.modify(slot: ids[index + 2]) { $0.prefetchRankingInputs() } }
             if index + 1 < ids.count { self.stacks.modify(slot: ids[index + 1]) { $0.prefetchMemberParts() } }

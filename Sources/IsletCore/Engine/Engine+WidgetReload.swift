@@ -115,7 +115,8 @@ extension Engine {
         if let id = newlyTouched ?? nil { self.changes.widgets.append(id) }
     }
 
-    /// WK-6: the reload happens: the widget waits for its provider (its `reload` member changes).
+    /// WK-6: the reload happens: the widget waits for its provider (the caller marks the
+    /// widget's `reload` member changed).
     private mutating func perform(_ reload: inout WidgetReload, slot: Int32, reason: String, charged: Bool) {
         reload.pending = true
         reload.pendingSince = reload.pendingSince ?? self.now

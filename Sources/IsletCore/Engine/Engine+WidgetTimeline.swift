@@ -173,14 +173,11 @@ extension Widget {
     /// Prefetches what the widget's next entry transition reads first: its timeline's length
     /// and the entries after the current one (neither loaded here, so no miss is waited for).
     func prefetchNextEntries() {
-        let next = (self.current ?? -1) + 1
-        self.timeline.entries.withUnsafeBufferPointer { entries in
-            guard let first = entries.baseAddress else { return }
-            // The array's count is stored just before its first element.
-            prefetch(UnsafeRawPointer(first) - MemoryLayout<Int>.size)
-            prefetch(UnsafeRawPointer(first + next))
-            prefetch(UnsafeRawPointer(first + next + 1))
-        }
+        guard let first = elementsAddress(self.timeline.entries) else { return }
+        let stride = MemoryLayout<TimelineEntry>.stride
+        // The count (16 bytes before the first entry), and the next entry and the one after it.
+        prefetch(first - 16)
+        prefetch(lines: first + ((self.current ?? -1) + 1) * stride, bytes: 2 * stride)
     }
 
     /// SS-2: the current entry's score and the window in which it is a rotation candidate. A

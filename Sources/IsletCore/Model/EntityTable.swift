@@ -57,8 +57,8 @@ struct EntityTable<Value: Sendable>: Sendable {
     func prefetch(slot: Int32) {
         let (chunk, index) = Self.position(slot)
         guard chunk < self.chunks.count else { return }
-        let start = elementsAddress(self.chunks[chunk]) + index * MemoryLayout<Value?>.stride
-        for offset in stride(from: 0, to: MemoryLayout<Value?>.size, by: 64) { IsletCore.prefetch(start + offset) }
+        guard let elements = elementsAddress(self.chunks[chunk]) else { return }
+        IsletCore.prefetch(lines: elements + index * MemoryLayout<Value?>.stride, bytes: MemoryLayout<Value?>.size)
     }
 
     /// Calls `body` on the entity in `slot` in place; `nil` when the slot is empty.

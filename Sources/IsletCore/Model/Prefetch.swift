@@ -10,10 +10,28 @@ func prefetch(_ address: UnsafeRawPointer) {
     islet_prefetch(address)
 }
 
-/// Where `array` keeps its elements, for ``prefetch(_:)`` only: the address is not dereferenced,
-/// and it is taken out of the closure so that no opaque call happens while the array is
-/// borrowed (which would make the compiler retain it, a write to the very line to prefetch).
+/// Where `array` keeps its elements, for ``prefetch(_:)`` only (never dereferenced). The address
+/// is taken out of the closure so that no C call happens while the array is borrowed: reached
+/// through a pointer, the array is then retained first, a write to the very line to prefetch.
 @inline(__always)
-func elementsAddress<Element>(_ array: [Element]) -> UnsafeRawPointer {
-    array.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } ?? UnsafeRawPointer(bitPattern: 1)!
+func elementsAddress<Element>(_ array: [Element]) -> UnsafeRawPointer? {
+    array.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+}
+
+/// Prefetches the lines of `array`'s first `count` elements and of its count, without reading
+/// it (a count read would be the miss itself).
+@inline(__always)
+func prefetch<Element>(_ array: [Element], upTo count: Int) {
+    guard let first = elementsAddress(array) else { return }
+    // An array's storage holds its count 16 bytes before the first element (then its capacity).
+    prefetch(lines: first - 16, bytes: 16 + MemoryLayout<Element>.stride * count)
+}
+
+/// Prefetches every cache line of `bytes` bytes from `start`.
+@inline(__always)
+func prefetch(lines start: UnsafeRawPointer, bytes: Int) {
+    guard bytes > 0 else { return }
+    let first = UInt(bitPattern: start) & ~63
+    let last = UInt(bitPattern: start + bytes - 1) & ~63
+    for line in stride(from: first, through: last, by: 64) { prefetch(UnsafeRawPointer(bitPattern: line)!) }
 }

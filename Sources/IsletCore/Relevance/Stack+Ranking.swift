@@ -98,27 +98,16 @@ extension Stack {
     /// Prefetches what a re-ranking reads first: the members and the last ranking, as many
     /// cache lines as ten of each take (their counts are not loaded, so no miss is waited for).
     func prefetchRankingInputs() {
-        Self.prefetchLines(of: self.members, upTo: StackUpsert.maxWidgets)
-        Self.prefetchLines(of: self.ranking, upTo: StackUpsert.maxWidgets)
+        prefetch(self.members, upTo: StackUpsert.maxWidgets)
+        prefetch(self.ranking, upTo: StackUpsert.maxWidgets)
     }
 
     /// Prefetches what a re-ranking reads through its members, once they are in the cache:
     /// the habit sums and the rotation records.
     func prefetchMemberParts() {
         for index in self.members.indices {
-            if let sums = self.members[index].habit.map({ elementsAddress($0.sums) }) { prefetch(sums) }
-            prefetch(elementsAddress(self.members[index].rotationsToTop))
-        }
-    }
-
-    private static func prefetchLines<Element>(of array: [Element], upTo count: Int) {
-        array.withUnsafeBufferPointer { elements in
-            guard let first = elements.baseAddress else { return }
-            // From the array's count, stored just before its first element.
-            let start = UnsafeRawPointer(first) - MemoryLayout<Int>.size
-            for offset in stride(from: 0, to: MemoryLayout<Element>.stride * count + MemoryLayout<Int>.size, by: 64) {
-                prefetch(start + offset)
-            }
+            if let sums = self.members[index].habit.flatMap({ elementsAddress($0.sums) }) { prefetch(sums) }
+            if let rotations = elementsAddress(self.members[index].rotationsToTop) { prefetch(rotations) }
         }
     }
 
