@@ -22,30 +22,35 @@ public struct Chromium: Sendable {
 
     /// The DOM of `url` after the budget.
     public func dumpDOM(_ url: String) throws -> String {
-        String(decoding: try self.run(["--dump-dom"], url: url), as: UTF8.self)
+        String(decoding: try self.run(url: url, .dom), as: UTF8.self)
     }
 
     /// A screenshot of `url` after the budget, window-sized.
     public func screenshot(_ url: String) throws -> PNGImage {
-        let file = FileManager.default.temporaryDirectory
-            .appendingPathComponent("islet-snapshot-\(UUID().uuidString).png")
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try self.run(["--screenshot=\(file.path)"], url: url)
-        guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw SnapshotError("chromium wrote no screenshot")
-        }
-        return try PNGImage(png: [UInt8](data))
+        try PNGImage(png: try self.run(url: url, .screenshot))
     }
 
-    /// Runs Chromium on `url` with `arguments` before it. The address is not on the command line,
-    /// which every user of the machine can read (`ps`), since it may carry a token: Chromium opens
-    /// a page only this user can read that sends it on to `url`.
-    private func run(_ arguments: [String], url: String) throws -> [UInt8] {
+    /// What a run of Chromium returns: the DOM it prints, or the screenshot it writes.
+    private enum Output {
+        case dom
+        case screenshot
+    }
+
+    /// Runs Chromium on `url` and returns `output`.
+    ///
+    /// The address is not on the command line, which every user of the machine can read
+    /// (`ps`), since it may carry a token: Chromium opens a page in a directory only this user
+    /// can enter (`mkdtemp`), which sends it on to `url`. The directory, with the profile and
+    /// what Chromium wrote, is removed before returning.
+    private func run(url: String, _ output: Output) throws -> [UInt8] {
         let files = FileManager.default
-        let directory = files.temporaryDirectory.appendingPathComponent("islet-chromium-\(UUID().uuidString)")
-        do {
-            try files.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch { throw SnapshotError("cannot create \(directory.path): \(error)") }
+        var template = Array((files.temporaryDirectory.path + "/islet-chromium-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else {
+            throw SnapshotError("cannot create a directory in \(files.temporaryDirectory.path)")
+        }
+        let directory = URL(
+            fileURLWithPath: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let screenshot = directory.appendingPathComponent("screenshot.png")
         defer { try? files.removeItem(at: directory) }
         let launcher = directory.appendingPathComponent("open.html")
         let page = "<!doctype html><meta charset=\"utf-8\"><script>location.replace(\(Self.scriptString(url)))</script>"
@@ -61,14 +66,15 @@ public struct Chromium: Sendable {
             "--user-data-dir=\(directory.appendingPathComponent("profile").path)",
             "--window-size=\(self.windowWidth),\(self.windowHeight)",
             "--virtual-time-budget=\(self.budgetMilliseconds)",
-        ] + arguments + [launcher.absoluteString]
+            output == .dom ? "--dump-dom" : "--screenshot=\(screenshot.path)", launcher.absoluteString,
+        ]
         // Output to a file: the wait below is bounded, and no thread has to drain a pipe.
         let outputFile = directory.appendingPathComponent("out")
         guard files.createFile(atPath: outputFile.path, contents: nil),
-            let output = FileHandle(forWritingAtPath: outputFile.path)
+            let printed = FileHandle(forWritingAtPath: outputFile.path)
         else { throw SnapshotError("cannot create \(outputFile.path)") }
-        defer { try? output.close() }
-        process.standardOutput = output
+        defer { try? printed.close() }
+        process.standardOutput = printed
         process.standardError = FileHandle.nullDevice
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
@@ -82,7 +88,12 @@ public struct Chromium: Sendable {
         guard process.terminationStatus == 0 else {
             throw SnapshotError("\(self.executable) exited with status \(process.terminationStatus)")
         }
-        return [UInt8](files.contents(atPath: outputFile.path) ?? Data())
+        switch output {
+        case .dom: return [UInt8](files.contents(atPath: outputFile.path) ?? Data())
+        case .screenshot:
+            guard let png = files.contents(atPath: screenshot.path) else { throw SnapshotError("chromium wrote no screenshot") }
+            return [UInt8](png)
+        }
     }
 
     /// `text` as a JavaScript string literal inside a `<script>` element: every `<` escaped,
