@@ -97,9 +97,13 @@ extension Engine {
         var pass = WidgetRenderPass(self)
         let reloadsPerDay = self.configuration.widgetReloadsPerDay
         let now = self.now
-        for id in uniqueSorted(self.changes.widgets) {
+        for touched in TouchedWidget.uniqueSorted(self.changes.widgets) {
+            let id = touched.id
             let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
-            guard let slot = self.widgets.slot(of: id) else {
+            // The slot it was touched in, unless the widget left it (deleted, perhaps created
+            // again elsewhere): 100,000 lookups of ids in the table's tree saved on a 24 h jump.
+            let stillThere = touched.slot >= 0 && self.widgets.modify(slot: touched.slot, { $0.id == id }) == true
+            guard let slot = stillThere ? touched.slot : self.widgets.slot(of: id) else {
                 if self.changes.unpublishedWidgets.contains(id) { patch.append(.remove(path)) }
                 continue
             }
@@ -265,6 +269,24 @@ extension Engine {
         self.document[.clock, "rate"] = .number(self.clock.rate)
         for (name, value) in self.configuration.entries { self.document[.config, name] = value }
         for (name, value) in self.relevance.entries { self.document[.relevance, name] = value }
+    }
+}
+
+/// A widget in a revision's change list: its id, and the slot it had then (-1: removed).
+struct TouchedWidget: Sendable {
+    var id: String
+    var slot: Int32
+
+    /// The list by id, each id once, in canonical order (``uniqueSorted(_:)``'s).
+    static func uniqueSorted(_ list: [TouchedWidget]) -> [TouchedWidget] {
+        var sorted = list.sorted { $0.id < $1.id }
+        var kept = 0
+        for index in sorted.indices where index == 0 || sorted[index].id != sorted[index - 1].id {
+            sorted[kept] = sorted[index]
+            kept += 1
+        }
+        sorted.removeLast(sorted.count - kept)
+        return sorted
     }
 }
 

@@ -112,7 +112,7 @@ extension Engine {
             widget.touchMark = mark
             return widget.id
         }
-        if let id = newlyTouched ?? nil { self.changes.widgets.append(id) }
+        if let id = newlyTouched ?? nil { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
     }
 
     /// WK-6: the reload happens: the widget waits for its provider (the caller marks the

@@ -86,7 +86,7 @@ extension Engine {
         }
         guard let step = step ?? nil else { return false }
         self.now = max(self.now, instant)
-        if let id = step.newlyTouched { self.changes.widgets.append(id) }
+        if let id = step.newlyTouched { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
         if let next = step.nextDate {
             let sequence = self.scheduler.schedule(.widgetEntry(widget: slot), at: next)
             precondition(sequence == nextSequence, "the entry deadline's sequence was predicted")

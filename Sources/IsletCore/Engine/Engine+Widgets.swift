@@ -121,7 +121,7 @@ extension Engine {
         self.apps[widget.app]?.widgets.remove(id)
         self.kindWidgets[widget.kindKey]?.remove(id)
         if self.kindWidgets[widget.kindKey]?.isEmpty == true { self.kindWidgets[widget.kindKey] = nil }
-        self.changes.widgets.append(id)
+        self.changes.widgets.append(TouchedWidget(id: id, slot: -1))
         if widget.published { self.changes.unpublishedWidgets.insert(id) }
     }
 
@@ -130,7 +130,8 @@ extension Engine {
         var widget = widget
         if widget.touchMark != self.revisionMark {
             widget.touchMark = self.revisionMark
-            self.changes.widgets.append(widget.id)
+            // A command's widget may be new: its slot is looked up when it is published.
+            self.changes.widgets.append(TouchedWidget(id: widget.id, slot: -1))
         }
         self.widgets[widget.id] = widget
     }
@@ -140,7 +141,7 @@ extension Engine {
         var widget = widget
         if widget.touchMark != self.revisionMark {
             widget.touchMark = self.revisionMark
-            self.changes.widgets.append(widget.id)
+            self.changes.widgets.append(TouchedWidget(id: widget.id, slot: slot))
         }
         self.widgets.modify(slot: slot) { $0 = widget }
     }
@@ -149,14 +150,15 @@ extension Engine {
     /// optionally asking for a new rendering.
     mutating func touchWidget(_ id: String, _ members: WidgetMembers, render: Bool) {
         let mark = self.revisionMark
-        let newlyTouched = self.widgets.modifyExisting(id) { widget -> Bool in
+        guard let slot = self.widgets.slot(of: id) else { return }
+        let newlyTouched = self.widgets.modify(slot: slot) { widget -> Bool in
             if render { widget.needsRender = true }
             widget.dirty.formUnion(members)
             guard widget.touchMark != mark else { return false }
             widget.touchMark = mark
             return true
         }
-        if newlyTouched == true { self.changes.widgets.append(id) }
+        if newlyTouched == true { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
     }
 
     // MARK: Placement (WK-1)

@@ -71,7 +71,7 @@ struct ChangeSet: Sendable {
     var clockSettings = false
     var transitions = 0
     /// Widgets touched in this revision, each once (their `touchMark` says so), in touch order.
-    var widgets: [String] = []
+    var widgets: [TouchedWidget] = []
     /// Widgets removed in this revision that the document showed.
     var unpublishedWidgets: Set<String> = []
     /// Stacks whose document entry must be rebuilt, each once (their `touchMark`).

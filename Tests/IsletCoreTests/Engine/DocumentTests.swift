@@ -187,4 +187,29 @@ import Testing
         var again = try world()
         #expect(try again.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
     }
+
+    @Test("a widget deleted in the revision that moved it, its slot taken by another or its id by a new one: each is published under its own id")
+    func reusedSlotsAreNotTrusted() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        for id in ["w1", "w2"] {
+            try sim.addWidget(id)
+            try sim.setTimeline(id, [sim.entry(0), sim.entry(3600)])
+        }
+        // One revision: the clock moves both widgets to their second entry (listing them with
+        // their slots), then w1 is deleted and w3 takes its slot, and w2 is deleted and created
+        // again, empty.
+        try sim.run(batch: [
+            ["type": "clock.advance", "seconds": 3600],
+            ["type": "widget.delete", "id": "w1"],
+            ["type": "widget.upsert", "id": "w3", "app": "coffee", "kind": "weather", "family": "systemSmall", "device": "d1"],
+            ["type": "widget.delete", "id": "w2"],
+            ["type": "widget.upsert", "id": "w2", "app": "coffee", "kind": "news", "family": "systemSmall", "device": "d1"],
+        ])
+        #expect(sim.get("/widgets/w1") == nil)
+        #expect(sim.get("/widgets/w3/kind") == "weather")
+        #expect(sim.get("/widgets/w2/kind") == "news")
+        #expect(sim.get("/widgets/w2/timeline/entries") == [])
+        try sim.expectPatchesReplay()
+    }
 }
