@@ -97,7 +97,7 @@ extension Engine {
         var pass = WidgetRenderPass(self)
         let reloadsPerDay = self.configuration.widgetReloadsPerDay
         let now = self.now
-        for touched in TouchedWidget.uniqueSorted(self.changes.widgets) {
+        for touched in uniqueSorted(self.changes.widgets, by: \.id) {
             let id = touched.id
             let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
             // The slot it was touched in, unless the widget left it (deleted, perhaps created
@@ -276,25 +276,18 @@ extension Engine {
 struct TouchedWidget: Sendable {
     var id: String
     var slot: Int32
-
-    /// The list by id, each id once, in canonical order (``uniqueSorted(_:)``'s).
-    static func uniqueSorted(_ list: [TouchedWidget]) -> [TouchedWidget] {
-        var sorted = list.sorted { $0.id < $1.id }
-        var kept = 0
-        for index in sorted.indices where index == 0 || sorted[index].id != sorted[index - 1].id {
-            sorted[kept] = sorted[index]
-            kept += 1
-        }
-        sorted.removeLast(sorted.count - kept)
-        return sorted
-    }
 }
 
 /// The ids of a change list, each once, in canonical order.
 func uniqueSorted(_ ids: [String]) -> [String] {
-    var sorted = ids.sorted()
+    uniqueSorted(ids, by: { $0 })
+}
+
+/// The elements of a change list, one per id, in the canonical order of their ids.
+func uniqueSorted<Element>(_ list: [Element], by id: (Element) -> String) -> [Element] {
+    var sorted = list.sorted { id($0) < id($1) }
     var kept = 0
-    for index in sorted.indices where index == 0 || sorted[index] != sorted[index - 1] {
+    for index in sorted.indices where index == 0 || id(sorted[index]) != id(sorted[index - 1]) {
         sorted[kept] = sorted[index]
         kept += 1
     }

@@ -104,15 +104,8 @@ extension Engine {
         } else {
             self.perform(&reload, slot: slot, reason: waiting.reason, charged: waiting.charged)
         }
-        let mark = self.revisionMark
-        let newlyTouched = self.widgets.modify(slot: slot) { widget -> String? in
-            widget.reload = reload
-            widget.dirty.insert(.reload)
-            guard widget.touchMark != mark else { return nil }
-            widget.touchMark = mark
-            return widget.id
-        }
-        if let id = newlyTouched ?? nil { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
+        self.widgets.modify(slot: slot) { $0.reload = reload }
+        self.touchWidget(slot: slot, .reload, render: false)
     }
 
     /// WK-6: the reload happens: the widget waits for its provider (the caller marks the

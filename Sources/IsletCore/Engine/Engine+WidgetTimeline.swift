@@ -175,8 +175,8 @@ extension Widget {
     func prefetchNextEntries() {
         guard let first = elementsAddress(self.timeline.entries) else { return }
         let stride = MemoryLayout<TimelineEntry>.stride
-        // The count (16 bytes before the first entry), and the next entry and the one after it.
-        prefetch(first - 16)
+        // The count, and the next entry and the one after it.
+        prefetch(first - arrayCountOffset)
         prefetch(lines: first + ((self.current ?? -1) + 1) * stride, bytes: 2 * stride)
     }
 

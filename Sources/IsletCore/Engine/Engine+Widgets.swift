@@ -149,16 +149,20 @@ extension Engine {
     /// Lists a widget in the change set (once) with the document members that changed,
     /// optionally asking for a new rendering.
     mutating func touchWidget(_ id: String, _ members: WidgetMembers, render: Bool) {
+        if let slot = self.widgets.slot(of: id) { self.touchWidget(slot: slot, members, render: render) }
+    }
+
+    /// ``touchWidget(_:_:render:)`` for a widget whose slot the caller holds.
+    mutating func touchWidget(slot: Int32, _ members: WidgetMembers, render: Bool) {
         let mark = self.revisionMark
-        guard let slot = self.widgets.slot(of: id) else { return }
-        let newlyTouched = self.widgets.modify(slot: slot) { widget -> Bool in
+        let newlyTouched = self.widgets.modify(slot: slot) { widget -> String? in
             if render { widget.needsRender = true }
             widget.dirty.formUnion(members)
-            guard widget.touchMark != mark else { return false }
+            guard widget.touchMark != mark else { return nil }
             widget.touchMark = mark
-            return true
+            return widget.id
         }
-        if newlyTouched == true { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
+        if let id = newlyTouched ?? nil { self.changes.widgets.append(TouchedWidget(id: id, slot: slot)) }
     }
 
     // MARK: Placement (WK-1)

@@ -23,9 +23,11 @@ func elementsAddress<Element>(_ array: [Element]) -> UnsafeRawPointer? {
 @inline(__always)
 func prefetch<Element>(_ array: [Element], upTo count: Int) {
     guard let first = elementsAddress(array) else { return }
-    // An array's storage holds its count 16 bytes before the first element (then its capacity).
-    prefetch(lines: first - 16, bytes: 16 + MemoryLayout<Element>.stride * count)
+    prefetch(lines: first - arrayCountOffset, bytes: arrayCountOffset + MemoryLayout<Element>.stride * count)
 }
+
+/// How far before its first element an array's storage holds its count (then its capacity).
+let arrayCountOffset = 16
 
 /// Prefetches every cache line of `bytes` bytes from `start`.
 @inline(__always)
