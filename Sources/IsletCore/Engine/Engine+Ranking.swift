@@ -15,7 +15,10 @@ extension Engine {
             // In place, as `modify`: reading a stack out of the table would copy it.
             if index + 4 < ids.count { self.stacks.prefetch(slot: ids[index + 4]) }
             if index + 2 < ids.count { self.stacks.modify(slot: ids[index + 2]) { $0.prefetchRankingInputs() } }
-            if index + 1 < ids.count { self.stacks.modify(slot: ids[index + 1]) { $0.prefetchMemberParts() } }
+            if index + 1 < ids.count, let device = self.stacks.modify(slot: ids[index + 1], { $0.device }) {
+                let hour = zones.zone(of: device, in: self.devices).hourOfDay(self.now)
+                self.stacks.modify(slot: ids[index + 1]) { $0.prefetchMemberParts(hour: hour) }
+            }
             self.evaluateStack(id, zones: &zones)
         }
     }

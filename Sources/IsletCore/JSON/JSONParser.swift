@@ -300,6 +300,11 @@ private struct Reader {
     }
 
     func validatedString(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) throws(APIError) -> String {
+        // ASCII is valid UTF-8 as it is: most strings take this path, which skips the generic
+        // validating initializer (its type metadata is looked up at run time, call by call).
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw APIError(.invalidJSON, "malformed JSON at byte \(start): a string is not valid UTF-8")
         }

@@ -17,13 +17,21 @@ extension JSONPatch {
 
     /// Appends the operations that turn `old` into `new` to `operations`.
     static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout some PatchSink) {
+        if old != new { self.diffUnequal(old, new, path, &operations) }
+    }
+
+    /// `diff` of two values already found unequal: each level compares a changed subtree once,
+    /// not once more before descending into it.
+    private static func diffUnequal(
+        _ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout some PatchSink
+    ) {
         switch (old, new) {
         case (.object(let a), .object(let b)):
-            if a != b { self.diffObjects(a, b, path, &operations) }
+            self.diffObjects(a, b, path, &operations)
         case (.array(let a), .array(let b)):
-            if a != b { self.diff(a, b, path, &operations, json: { $0 }, element: { self.diff($0, $1, $2, &$3) }) }
+            self.diff(a, b, path, &operations, json: { $0 }, element: { self.diffUnequal($0, $1, $2, &$3) })
         default:
-            if old != new { operations.append(.replace(path, new)) }
+            operations.append(.replace(path, new))
         }
     }
 
@@ -64,7 +72,7 @@ extension JSONPatch {
             } else {
                 // Compare first: equal members (often the same storage) cost no pointer building.
                 if old[i].value != new[j].value {
-                    self.diff(old[i].value, new[j].value, path.appending(old[i].key), &operations)
+                    self.diffUnequal(old[i].value, new[j].value, path.appending(old[i].key), &operations)
                 }
                 i += 1
                 j += 1

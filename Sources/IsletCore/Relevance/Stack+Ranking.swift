@@ -102,12 +102,19 @@ extension Stack {
         prefetch(self.ranking, upTo: StackUpsert.maxWidgets)
     }
 
-    /// Prefetches what a re-ranking reads through its members, once they are in the cache:
-    /// the habit sums and the rotation records.
-    func prefetchMemberParts() {
+    /// Prefetches what a re-ranking at `hour` (of the stack's zone) reads through its members,
+    /// once they are in the cache: each habit array's count and its sum for that hour (24
+    /// sums span four lines, and the count may sit on a line before the first), and each
+    /// rotation record's count and oldest entry.
+    func prefetchMemberParts(hour: Int) {
         for index in self.members.indices {
-            if let sums = self.members[index].habit.flatMap({ elementsAddress($0.sums) }) { prefetch(sums) }
-            if let rotations = elementsAddress(self.members[index].rotationsToTop) { prefetch(rotations) }
+            if let sums = self.members[index].habit.flatMap({ elementsAddress($0.sums) }) {
+                prefetch(sums - arrayCountOffset)
+                prefetch(sums + hour * MemoryLayout<Double>.stride)
+            }
+            if let rotations = elementsAddress(self.members[index].rotationsToTop) {
+                prefetch(lines: rotations - arrayCountOffset, bytes: arrayCountOffset + MemoryLayout<Instant>.stride)
+            }
         }
     }
 
