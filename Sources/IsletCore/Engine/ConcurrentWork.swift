@@ -1,8 +1,8 @@
 internal import Dispatch
 
 /// A computation started on another thread, whose value the starting thread takes once it is
-/// done: the engine's one use of a second core (a long clock step publishes its stacks there
-/// while it publishes its widgets). The work and its value are written before the work leaves
+/// done: the engine's use of a second core (a long clock step re-ranks half its stacks there,
+/// and publishes its stacks there while it publishes its widgets). The work and its value are written before the work leaves
 /// its group and read after `wait()` returns, which Dispatch orders; nothing else is shared.
 final class ConcurrentWork<Value: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()

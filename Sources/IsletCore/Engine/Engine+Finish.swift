@@ -62,9 +62,7 @@ extension Engine {
             let stacks = StackPublication(
                 stacks: self.stacks, document: self.document, relevance: self.relevance,
                 ids: uniqueSorted(self.changes.stacks))
-            if stacks.ids.count >= Self.concurrentPublicationMinimum,
-                self.changes.widgets.count >= Self.concurrentPublicationMinimum
-            {
+            if stacks.ids.count >= self.sideBySideMinimum, self.changes.widgets.count >= self.sideBySideMinimum {
                 let stackPart = ConcurrentWork { () -> (EncodedPatch, StackPublication.WriteBack) in
                     var stackPatch = EncodedPatch(reservingCapacity: stacks.encodedSizeGuess)
                     let writeBack = stacks.run(into: &stackPatch)
@@ -83,10 +81,6 @@ extension Engine {
         for (id, entry) in writeBack.entries { self.document[.stacks, id] = entry }
         for (slot, published) in writeBack.published { self.stacks.modify(slot: slot) { $0.published = published } }
     }
-
-    /// How many widgets and stacks a revision touches before their publications run side by side
-    /// (below it, starting a thread costs more than it saves).
-    static let concurrentPublicationMinimum = 256
 
     /// Renders and publishes every touched widget. A new widget is added whole, a removed one
     /// removed, any other gets the members its changes marked replaced (nothing is compared, and

@@ -1,50 +1,57 @@
 internal import HashTreeCollections
+internal import Synchronization
 
 /// Re-ranking stacks at `now`, and `relevance.setWeights` (SS-4 … SS-6).
 extension Engine {
-    /// Re-ranks every stack a transition or command asked for, at `now`, in request order.
+    /// Re-ranks every stack a transition or command asked for, at `now`. The stacks are moved
+    /// out of the table, re-ranked (when many, by two threads: a re-ranking reads and writes its
+    /// own stack only, and a long clock step re-ranks 10,000 stacks at each top of the hour),
+    /// then moved back in request order, which arms their next deadlines in the order one thread
+    /// alone would: the same sequences, the same document.
     mutating func evaluatePendingStacks() {
         guard !self.changes.evaluations.isEmpty else { return }
-        let ids = self.changes.evaluations
+        let slots = self.changes.evaluations
         self.changes.evaluations = []
         var zones = ZoneMemo()
-        for (index, id) in ids.enumerated() {
-            // Three steps, each reading only what the one before brought into the cache: a
-            // stack four re-rankings ahead, its members and ranking two ahead, then what the
-            // members point to (one re-ranking takes ~2 µs).
-            // In place, as `modify`: reading a stack out of the table would copy it.
-            if index + 4 < ids.count { self.stacks.prefetch(slot: ids[index + 4]) }
-            if index + 2 < ids.count { self.stacks.modify(slot: ids[index + 2]) { $0.prefetchRankingInputs() } }
-            if index + 1 < ids.count, let device = self.stacks.modify(slot: ids[index + 1], { $0.device }) {
-                let hour = zones.zone(of: device, in: self.devices).hourOfDay(self.now)
-                self.stacks.modify(slot: ids[index + 1]) { $0.prefetchMemberParts(hour: hour) }
-            }
-            self.evaluateStack(id, zones: &zones)
+        var pending: [PendingReRanking] = []
+        pending.reserveCapacity(slots.count)
+        for (index, slot) in slots.enumerated() {
+            if index + 4 < slots.count { self.stacks.prefetch(slot: slots[index + 4]) }
+            guard let device = self.stacks.modify(slot: slot, { $0.device }) else { continue }
+            var stack: Stack?
+            self.stacks.exchange(slot: slot, with: &stack)
+            pending.append(PendingReRanking(slot: slot, zone: zones.zone(of: device, in: self.devices), stack: stack))
         }
-    }
-
-    /// - Complexity: O(1) for the stack (by slot) and its ≤ 10 members; reads no widget, and
-    ///   copies neither the stack nor its device (a 24 h jump re-ranks ~480,000 times).
-    private mutating func evaluateStack(_ slot: Int32, zones: inout ZoneMemo) {
-        guard let device = self.stacks.modify(slot: slot, { $0.device }) else { return }
-        let zone = zones.zone(of: device, in: self.devices)
         let context = Stack.EvaluationContext(
             now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
-            habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000, zone: zone,
-            nextSequence: self.scheduler.nextSequence, mark: self.revisionMark)
-        let result = self.stacks.modify(slot: slot) { stack -> (Stack.EvaluationOutcome, String?) in
-            stack.evaluationPending = false
-            var local = context
-            if !stack.overrides.isEmpty { local.settings = context.settings.applying(stack.overrides) }
-            let outcome = stack.evaluate(local)
-            return (outcome, outcome.newlyTouched ? stack.id : nil)
+            habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000, zone: .utc,
+            mark: self.revisionMark)
+        let sideBySide = pending.count >= self.sideBySideMinimum
+        pending.withUnsafeMutableBufferPointer { stacks in
+            guard sideBySide else { return PendingReRanking.run(stacks, stacks.indices, context) }
+            let shared = SharedReRankings(stacks, context)
+            let helper = ConcurrentWork { shared.run() }
+            shared.run()
+            helper.wait()
         }
-        guard let (outcome, id) = result else { return }
-        if let id { self.changes.stacks.append(id) }
-        if outcome.topChanged { self.changes.devices.insert(device) }
-        if let at = outcome.schedule {
-            let sequence = self.scheduler.schedule(.stackEvaluation(stack: slot), at: at)
-            precondition(sequence == context.nextSequence, "the evaluation deadline's sequence was predicted")
+        self.finishReRankings(&pending)
+    }
+
+    /// Moves re-ranked stacks back in, in order, recording what changed and arming each new
+    /// re-evaluation instant.
+    private mutating func finishReRankings(_ reRanked: inout [PendingReRanking]) {
+        reRanked.withUnsafeMutableBufferPointer { reRanked in
+            for index in reRanked.indices {
+                let outcome = reRanked[index].outcome
+                let slot = reRanked[index].slot
+                if outcome.newlyTouched { self.changes.stacks.append(reRanked[index].inPlace { $0.id }) }
+                if outcome.topChanged { self.changes.devices.insert(reRanked[index].inPlace { $0.device }) }
+                if let at = outcome.schedule {
+                    let sequence = self.scheduler.schedule(.stackEvaluation(stack: slot), at: at)
+                    reRanked[index].inPlace { $0.evaluationDeadline = sequence }
+                }
+                self.stacks.exchange(slot: slot, with: &reRanked[index].stack)
+            }
         }
     }
 
@@ -71,6 +78,67 @@ extension Engine {
         self.touchStack(id)
         self.requestEvaluation(of: id)
         return [:]
+    }
+}
+
+/// A stack moved out of the table to be re-ranked, with its device's time zone (looked up
+/// before, so that a re-ranking on the second thread reads nothing of the engine's).
+struct PendingReRanking: Sendable {
+    let slot: Int32
+    let zone: TimeZoneRule
+    /// Optional only to be exchanged with the table's slot: never `nil` while pending.
+    var stack: Stack?
+    var outcome = Stack.EvaluationOutcome()
+
+    /// Re-ranks `stacks[range]` in order. Each stack's members and last ranking are prefetched
+    /// two re-rankings ahead, then what the members point to one ahead (one re-ranking takes
+    /// ~2 µs, and its first loads otherwise miss the cache); never beyond `range`, which the
+    /// other thread may be changing.
+    static func run(
+        _ stacks: UnsafeMutableBufferPointer<PendingReRanking>, _ range: Range<Int>, _ context: Stack.EvaluationContext
+    ) {
+        for index in range {
+            if index + 2 < range.upperBound { stacks[index + 2].inPlace { $0.prefetchRankingInputs() } }
+            if index + 1 < range.upperBound {
+                let hour = stacks[index + 1].zone.hourOfDay(context.now)
+                stacks[index + 1].inPlace { $0.prefetchMemberParts(hour: hour) }
+            }
+            var local = context
+            local.zone = stacks[index].zone
+            stacks[index].outcome = stacks[index].inPlace { $0.reRank(local) }
+        }
+    }
+
+    /// Calls `body` on the stack in place (read out of the optional, it would be copied, its
+    /// strings and arrays retained).
+    @inline(__always)
+    mutating func inPlace<R>(_ body: (inout Stack) -> R) -> R { body(&self.stack!) }
+}
+
+/// Re-rankings two threads share: each claims the next few until none are left, so the work
+/// divides by the threads' actual speeds (measured here, the second core re-ranked at half the
+/// loop thread's pace, its caches cold for stacks the loop thread had just moved).
+///
+/// Each claimed range is one thread's alone; the buffer outlives both (the starting thread
+/// waits for the other before it goes on), and the wait orders their writes before its reads.
+private final class SharedReRankings: @unchecked Sendable {
+    private let stacks: UnsafeMutableBufferPointer<PendingReRanking>
+    private let context: Stack.EvaluationContext
+    private let claimed = Atomic<Int>(0)
+    /// Small enough to even out the threads' ends, large enough for the prefetch distance.
+    private static let claim = 32
+
+    init(_ stacks: UnsafeMutableBufferPointer<PendingReRanking>, _ context: Stack.EvaluationContext) {
+        self.stacks = stacks
+        self.context = context
+    }
+
+    func run() {
+        while true {
+            let start = self.claimed.wrappingAdd(Self.claim, ordering: .relaxed).oldValue
+            guard start < self.stacks.count else { return }
+            PendingReRanking.run(self.stacks, start..<min(start + Self.claim, self.stacks.count), self.context)
+        }
     }
 }
 

@@ -61,6 +61,10 @@ public struct Engine: Sendable {
     var sceneBase = SceneBase()
     /// What the revision in progress touched; empty between revisions.
     var changes = ChangeSet()
+    /// How many stacks (to re-rank or to publish) and widgets (to publish) a step handles
+    /// before it shares the work with a second thread (below it, starting a thread costs more
+    /// than it saves). Tests lower or raise it to compare the two ways: the bytes are the same.
+    var sideBySideMinimum = 256
     /// Whether the batch in progress is new or replayed from a log; `.new` between revisions.
     var admission = Admission.new
 

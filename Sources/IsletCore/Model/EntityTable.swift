@@ -77,6 +77,14 @@ struct EntityTable<Value: Sendable>: Sendable {
         return self.modify(slot: slot, body)
     }
 
+    /// Swaps the content of `slot` with `value`, uncopied: moves an entity out (leaving the slot
+    /// empty, its id still numbered, so that meanwhile the table does not have it) and back in.
+    mutating func exchange(slot: Int32, with value: inout Value?) {
+        let (chunk, index) = Self.position(slot)
+        guard chunk < self.chunks.count else { return }
+        swap(&value, &self.chunks[chunk][index])
+    }
+
     @discardableResult
     mutating func removeValue(forKey id: String) -> Value? {
         guard let slot = self.slots.removeValue(forKey: id) else { return nil }

@@ -14,8 +14,6 @@ extension Stack {
         var habitHalfLifeMilliseconds: Double
         /// SS-7: the stack's device's time zone, whose hours the hourly features follow.
         var zone: TimeZoneRule
-        /// The sequence the next scheduled deadline will get.
-        var nextSequence: UInt64
         var mark: UInt64
     }
 
@@ -23,8 +21,18 @@ extension Stack {
     struct EvaluationOutcome {
         var newlyTouched = false
         var topChanged = false
-        /// A new re-evaluation instant to schedule (its sequence is `nextSequence`).
+        /// A new re-evaluation instant to schedule (the caller arms it and sets
+        /// `evaluationDeadline`).
         var schedule: Instant?
+    }
+
+    /// A re-ranking as the engine asks for it: with the stack's own settings (SS-6), no longer
+    /// pending.
+    mutating func reRank(_ context: EvaluationContext) -> EvaluationOutcome {
+        self.evaluationPending = false
+        var local = context
+        if !self.overrides.isEmpty { local.settings = context.settings.applying(self.overrides) }
+        return self.evaluate(local)
     }
 
     /// Re-ranks the members at `context.now`, rotates if SS-5 allows, and arms the next
@@ -89,7 +97,7 @@ extension Stack {
         let next = self.nextChange(after: now, unblocksAt: unblocksAt, zone: context.zone)
         if next != self.evaluationAt {
             self.evaluationAt = next
-            self.evaluationDeadline = next == nil ? nil : context.nextSequence
+            self.evaluationDeadline = nil
             outcome.schedule = next
         }
         return outcome

@@ -1,4 +1,4 @@
-import IsletCore
+@testable import IsletCore
 import Testing
 
 /// The state document and the revisions' patches.
@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test(
-        "a clock step over hundreds of stacks and widgets publishes them side by side: its patches replay, and the same world gives the same bytes"
+        "a clock step over hundreds of stacks and widgets re-ranks and publishes them side by side: its patches replay, and one thread alone gives the same bytes, deadlines and sequences"
     )
     func stacksAndWidgetsPublishedSideBySide() throws {
         func world() throws -> Simulation {
@@ -186,6 +186,15 @@ import Testing
         try sim.expectPatchesReplay()
         var again = try world()
         #expect(try again.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
+        // One thread alone: every re-ranking in request order, then the publications in turn.
+        var alone = try world()
+        alone.engine.sideBySideMinimum = .max
+        #expect(try alone.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
+        #expect(try alone.advance(seconds: 3600).encodedOps == sim.revisions.last?.encodedOps)
+        // The snapshot holds the live deadlines with their sequences: a re-ranked stack armed
+        // with another sequence than its deadline's would leave it dead, and missing here.
+        let sameSnapshot = alone.engine.snapshotBytes == sim.engine.snapshotBytes
+        #expect(sameSnapshot, "the same engine state, deadlines and sequences included")
     }
 
     @Test("a widget deleted in the revision that moved it, its slot taken by another or its id by a new one: each is published under its own id")
