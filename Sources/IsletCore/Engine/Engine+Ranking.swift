@@ -116,8 +116,8 @@ struct PendingReRanking: Sendable {
 }
 
 /// Re-rankings two threads share: each claims the next few until none are left, so the work
-/// divides by the threads' actual speeds (measured here, the second core re-ranked at half the
-/// loop thread's pace, its caches cold for stacks the loop thread had just moved).
+/// divides by the threads' actual speeds (given a fixed half, the second core re-ranked at half
+/// the loop thread's pace on this 2-core VM, and the loop thread waited).
 ///
 /// Each claimed range is one thread's alone; the buffer outlives both (the starting thread
 /// waits for the other before it goes on), and the wait orders their writes before its reads.
