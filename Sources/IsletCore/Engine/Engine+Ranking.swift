@@ -16,12 +16,16 @@ extension Engine {
         var pending: [PendingReRanking] = []
         pending.reserveCapacity(slots.count)
         for (index, slot) in slots.enumerated() {
+            // A stack four moves ahead: moving one out reads all its bytes.
             if index + 4 < slots.count { self.stacks.prefetch(slot: slots[index + 4]) }
+            // A slot listed twice (its stack deleted, another created in it, in one batch) is
+            // re-ranked once: a second re-ranking at the same instant would change nothing.
             guard let device = self.stacks.modify(slot: slot, { $0.device }) else { continue }
             var stack: Stack?
             self.stacks.exchange(slot: slot, with: &stack)
             pending.append(PendingReRanking(slot: slot, zone: zones.zone(of: device, in: self.devices), stack: stack))
         }
+        // Each stack's own zone replaces `.utc` when it is re-ranked.
         let context = Stack.EvaluationContext(
             now: self.now, settings: self.relevance, cap: self.configuration.stackRotationsPerWidgetPerDay,
             habitHalfLifeMilliseconds: self.configuration.habitHalfLifeSeconds * 1000, zone: .utc,
@@ -40,17 +44,17 @@ extension Engine {
     /// Moves re-ranked stacks back in, in order, recording what changed and arming each new
     /// re-evaluation instant.
     private mutating func finishReRankings(_ reRanked: inout [PendingReRanking]) {
-        reRanked.withUnsafeMutableBufferPointer { reRanked in
-            for index in reRanked.indices {
-                let outcome = reRanked[index].outcome
-                let slot = reRanked[index].slot
-                if outcome.newlyTouched { self.changes.stacks.append(reRanked[index].inPlace { $0.id }) }
-                if outcome.topChanged { self.changes.devices.insert(reRanked[index].inPlace { $0.device }) }
+        reRanked.withUnsafeMutableBufferPointer { stacks in
+            for index in stacks.indices {
+                let outcome = stacks[index].outcome
+                let slot = stacks[index].slot
+                if outcome.newlyTouched { self.changes.stacks.append(stacks[index].inPlace { $0.id }) }
+                if outcome.topChanged { self.changes.devices.insert(stacks[index].inPlace { $0.device }) }
                 if let at = outcome.schedule {
                     let sequence = self.scheduler.schedule(.stackEvaluation(stack: slot), at: at)
-                    reRanked[index].inPlace { $0.evaluationDeadline = sequence }
+                    stacks[index].inPlace { $0.evaluationDeadline = sequence }
                 }
-                self.stacks.exchange(slot: slot, with: &reRanked[index].stack)
+                self.stacks.exchange(slot: slot, with: &stacks[index].stack)
             }
         }
     }
@@ -97,6 +101,7 @@ struct PendingReRanking: Sendable {
     static func run(
         _ stacks: UnsafeMutableBufferPointer<PendingReRanking>, _ range: Range<Int>, _ context: Stack.EvaluationContext
     ) {
+        for index in range.prefix(2) { stacks[index].inPlace { $0.prefetchRankingInputs() } }
         for index in range {
             if index + 2 < range.upperBound { stacks[index + 2].inPlace { $0.prefetchRankingInputs() } }
             if index + 1 < range.upperBound {
@@ -116,8 +121,9 @@ struct PendingReRanking: Sendable {
 }
 
 /// Re-rankings two threads share: each claims the next few until none are left, so the work
-/// divides by the threads' actual speeds (given a fixed half, the second core re-ranked at half
-/// the loop thread's pace on this 2-core VM, and the loop thread waited).
+/// divides by the threads' actual speeds (given a fixed half, the second core of a shared 2-core
+/// VM re-ranked at half the loop thread's pace, and the loop thread waited: BENCHMARKS.md,
+/// round 6).
 ///
 /// Each claimed range is one thread's alone; the buffer outlives both (the starting thread
 /// waits for the other before it goes on), and the wait orders their writes before its reads.

@@ -76,7 +76,8 @@ struct ChangeSet: Sendable {
     var unpublishedWidgets: Set<String> = []
     /// Stacks whose document entry must be rebuilt, each once (their `touchMark`).
     var stacks: [String] = []
-    /// Stacks (slots) to re-rank at `now`, each once (their `evaluationPending` flag), in
+    /// Stacks (slots) to re-rank at `now`, each once (their `evaluationPending` flag; a slot
+    /// whose stack was replaced in the batch may be listed twice, and is re-ranked once), in
     /// request order.
     var evaluations: [Int32] = []
     /// `/relevance` changed.

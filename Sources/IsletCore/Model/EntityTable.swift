@@ -77,11 +77,13 @@ struct EntityTable<Value: Sendable>: Sendable {
         return self.modify(slot: slot, body)
     }
 
-    /// Swaps the content of `slot` with `value`, uncopied: moves an entity out (leaving the slot
-    /// empty, its id still numbered, so that meanwhile the table does not have it) and back in.
+    /// Swaps the content of `slot` with `value`, uncopied: moves an entity out and back in.
+    /// Meanwhile its slot is empty but its id still numbered: `count` and `keys` include it,
+    /// `self[id]` and `modify` do not find it.
+    /// - Precondition: `slot` was given by this table.
     mutating func exchange(slot: Int32, with value: inout Value?) {
         let (chunk, index) = Self.position(slot)
-        guard chunk < self.chunks.count else { return }
+        precondition(chunk < self.chunks.count, "slot \(slot) was never given")
         swap(&value, &self.chunks[chunk][index])
     }
 

@@ -20,8 +20,9 @@ extension JSONPatch {
         if old != new { self.diffUnequal(old, new, path, &operations) }
     }
 
-    /// `diff` of two values already found unequal: each level compares a changed subtree once,
-    /// not once more before descending into it.
+    /// `diff` of two values already found unequal: an object member found unequal is descended
+    /// into without being compared again (arrays still compare their changed elements twice:
+    /// once to count them, once to patch them).
     private static func diffUnequal(
         _ old: JSONValue, _ new: JSONValue, _ path: JSONPointer, _ operations: inout some PatchSink
     ) {

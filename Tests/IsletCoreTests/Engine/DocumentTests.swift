@@ -191,8 +191,8 @@ import Testing
         alone.engine.sideBySideMinimum = .max
         #expect(try alone.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
         #expect(try alone.advance(seconds: 3600).encodedOps == sim.revisions.last?.encodedOps)
-        // The snapshot holds the live deadlines with their sequences: a re-ranked stack armed
-        // with another sequence than its deadline's would leave it dead, and missing here.
+        // The snapshot holds the whole engine state, every live deadline with its sequence: a
+        // re-ranking the two threads skipped or left half done would show here.
         let sameSnapshot = alone.engine.snapshotBytes == sim.engine.snapshotBytes
         #expect(sameSnapshot, "the same engine state, deadlines and sequences included")
     }
