@@ -46,6 +46,50 @@ def test_page_loads_without_console_errors_and_draws_every_device(browser, demo)
     assert browser.execute_script("return document.getElementById('rev').textContent").startswith("rev ")
 
 
+SQUEEZED_TEXT = """
+// Each text paragraph of a drawn widget shows at least one whole line, and none is drawn over
+// the one before it (layout pixels, before the frame's zoom).
+const bad = [];
+for (const widget of document.querySelectorAll('[data-view="home"] .widget .islet-widget')) {
+  if (!widget.offsetParent) continue;
+  let previous = null;
+  for (const p of widget.children) {
+    if (p.tagName !== 'P' || !p.textContent.trim()) continue;
+    const style = getComputedStyle(p);
+    const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.2;
+    const name = widget.dataset.kind + '/' + widget.dataset.family + ' ' + p.className;
+    if (p.offsetHeight + 0.5 < line) bad.push(name + ': ' + p.offsetHeight + 'px for a ' + line + 'px line');
+    if (previous && p.offsetTop + 0.5 < previous.offsetTop + previous.offsetHeight) bad.push(name + ': drawn over ' + previous.className);
+    previous = p;
+  }
+}
+return bad;
+"""
+
+
+def test_widget_text_is_never_cut_through_or_drawn_over(browser, server):
+    # The demo's evening news, medium with more stories: the flex column squeezed its headline
+    # to less than a line and drew the source over it (seen in a screenshot of the demo).
+    stories = [{"headline": h, "source": s, "link": str(i)} for i, (h, s) in enumerate([
+        ("App Shortcuts start timers from Siri", "Intent Post"),
+        ("Smart Stacks learn the rhythm of the day", "Islet News"),
+        ("Live Activities now end after eight hours", "Activity Weekly")])]
+    server.commands([
+        {"type": "device.upsert", "id": "phone", "model": "iphone-15-pro"},
+        {"type": "app.upsert", "id": "com.example.news", "name": "News", "identity": {"tint": "#FF2D55", "background": "#FFFFFF"}},
+        {"type": "widget.upsert", "id": "w-news", "app": "com.example.news", "kind": "news", "family": "systemMedium", "device": "phone"},
+        {"type": "widget.setTimeline", "id": "w-news", "entries": [
+            {"date": "2026-11-22T08:00:00Z", "content": {
+                "category": "Evening Briefing", "headline": "StandBy turns red at night", "source": "Bedside Daily",
+                "stories": stories}}]},
+    ])
+    open_dashboard(browser, server)
+    wait_for(browser, lambda d: d.execute_script(
+        "return document.querySelectorAll('[data-view=\"home\"] .widget .islet-news').length") == 1)
+    wait_for(browser, lambda d: d.execute_script("return document.querySelectorAll('#stage .widget.is-loading').length") == 0)
+    assert browser.execute_script(SQUEEZED_TEXT) == []
+
+
 ACCESSIBLE_NAME = """
 const unnamed = [];
 for (const el of document.querySelectorAll('button, input, select, textarea, [role=button], [role=tab], [role=switch]')) {
