@@ -216,11 +216,14 @@ private struct Reader {
     mutating func readString() throws(APIError) -> String {
         self.index += 1
         let start = self.index
+        var high: UInt8 = 0
         while let byte = self.current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+            high |= byte
             self.index += 1
         }
         if self.current == UInt8(ascii: "\"") {
-            let text = try self.validatedString(UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]), at: start)
+            let text = try self.validatedString(
+                UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]), at: start, ascii: high < 0x80)
             self.index += 1
             return text
         }
@@ -235,7 +238,7 @@ private struct Reader {
             case UInt8(ascii: "\""):
                 self.index += 1
                 return try buffer.withUnsafeBufferPointer { bytes throws(APIError) in
-                    try self.validatedString(bytes, at: start)
+                    try self.validatedString(bytes, at: start, ascii: false)
                 }
             case UInt8(ascii: "\\"):
                 self.index += 1
@@ -299,12 +302,11 @@ private struct Reader {
         return value
     }
 
-    func validatedString(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) throws(APIError) -> String {
+    /// - Parameter ascii: No byte is ≥ 0x80 (the scan that found the string's end says so).
+    func validatedString(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int, ascii: Bool) throws(APIError) -> String {
         // ASCII is valid UTF-8 as it is: most strings take this path, which skips the generic
         // validating initializer (its type metadata is looked up at run time, call by call).
-        var high: UInt8 = 0
-        for byte in bytes { high |= byte }
-        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        if ascii { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw APIError(.invalidJSON, "malformed JSON at byte \(start): a string is not valid UTF-8")
         }
