@@ -203,6 +203,16 @@ def island_rect(driver, view: str = "island") -> dict:
     """, view)
 
 
+def island_still(driver, view: str = "island") -> bool:
+    """Whether the island's morph has finished: its curve overshoots, so a drawn size passes
+    through its target while a transition of the pill (or of the island's shift) still runs."""
+    return driver.execute_script("""
+        const island = document.querySelector(`[data-view="${arguments[0]}"] .island`);
+        const pill = island.querySelector('.island-pill');
+        return ![...island.getAnimations(), ...pill.getAnimations()].some((a) => a.playState === 'running');
+    """, view)
+
+
 RESULTS = Path(os.environ.get("ISLET_BROWSER_RESULTS", ROOT / ".build" / "browser-results.json"))
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from support import COFFEE, ROOT, coffee_world, island_rect, js, open_dashboard, wait_for
+from support import COFFEE, ROOT, coffee_world, island_rect, island_still, js, open_dashboard, wait_for
 
 SHOTS = ROOT / "reports" / "screenshots"
 
@@ -38,10 +38,9 @@ return ((sensor.left + sensor.width / 2) - (screen.left + screen.width / 2)) / z
 def compact_width(driver, server, leading, trailing):
     put_compact(server, leading, trailing)
     text = trailing.replace("<b>", "").replace("</b>", "")
-    # The drawn pill (after its morph) is as wide as the width the island computed for the content:
-    # its box as drawn, transforms included, which is what the tests measure (its computed width
-    # can arrive before a transform's last frames).
-    wait_for(driver, lambda d: text in island_rect(d)["text"] and js(d, """
+    # The drawn pill, its morph finished, is as wide as the width the island computed for the
+    # content: its box as drawn, transforms included, which is what the tests measure.
+    wait_for(driver, lambda d: text in island_rect(d)["text"] and island_still(d) and js(d, """
         const island = document.querySelector('[data-view="island"] .island');
         const pill = island.querySelector('.island-pill');
         const zoom = Number(getComputedStyle(document.getElementById('stage')).getPropertyValue('--zoom'));

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from support import coffee_world, island_rect, open_dashboard, record, wait_for
+from support import coffee_world, island_rect, island_still, open_dashboard, record, wait_for
 
 # PR-5: island width in compact (and minimal) and in expanded mode, by catalog model.
 CATALOG = {"iphone-15-pro": (230, 371), "iphone-16-pro-max": (250, 408), "iphone-15-plus": (250, 408)}
@@ -47,8 +47,8 @@ def test_island_width_matches_catalog(browser, server, model):
     # to its content within it (PR-10): leading + sensor gap + trailing.
     drawn = lambda d, view="island": float(d.execute_script(
         f"return document.querySelector('[data-view=\"{view}\"] .island').dataset.width"))
-    wait_for(browser, lambda d: island_rect(d)["mode"] == "compact" and abs(island_rect(d)["width"] - drawn(d)) < 0.5,
-             message="the compact island never settled")
+    wait_for(browser, lambda d: island_rect(d)["mode"] == "compact" and island_still(d) and island_still(d, "home")
+             and abs(island_rect(d)["width"] - drawn(d)) < 0.5, message="the compact island never settled")
     rect = island_rect(browser)
     assert 125.34 < rect["width"] <= compact + 0.5 and abs(rect["height"] - 36.67) < 0.5
     scene = server.state("/devices/phone/scene/island")
