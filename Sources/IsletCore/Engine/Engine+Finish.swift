@@ -53,27 +53,33 @@ extension Engine {
     }
 
     /// Publishes the touched widgets, then the touched stacks. When both are many (a long clock
-    /// step), the stacks' operations are computed on a second thread into their own buffer while
-    /// the widgets' are written: the bytes are the same either way.
+    /// step), a second thread publishes the last widgets and then the stacks into its own
+    /// buffer, while this thread publishes the other widgets: the bytes are the same either way.
     private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
-        guard !self.changes.stacks.isEmpty else { return self.publishWidgets(into: &patch) }
+        let widgets = uniqueSorted(self.changes.widgets, by: \.id)
+        var publication = WidgetPublication(self)
+        guard !self.changes.stacks.isEmpty else { return self.publishWidgets(widgets[...], &publication, into: &patch) }
         var writeBack = StackPublication.WriteBack()
         do {
             let stacks = StackPublication(
                 stacks: self.stacks, document: self.document, relevance: self.relevance,
                 ids: uniqueSorted(self.changes.stacks))
-            if stacks.ids.count >= self.sideBySideMinimum, self.changes.widgets.count >= self.sideBySideMinimum {
-                let stackPart = ConcurrentWork { () -> (EncodedPatch, StackPublication.WriteBack) in
-                    var stackPatch = EncodedPatch(reservingCapacity: stacks.encodedSizeGuess)
-                    let writeBack = stacks.run(into: &stackPatch)
-                    return (stackPatch, writeBack)
+            if stacks.ids.count >= self.sideBySideMinimum, widgets.count >= self.sideBySideMinimum {
+                let split = widgets.count - WidgetPublication.secondThreadShare(widgets: widgets.count, stacks: stacks.ids.count)
+                var moved = self.moveOut(widgets[split...])
+                var secondPatch: EncodedPatch
+                (secondPatch, writeBack) = moved.withUnsafeMutableBufferPointer { moved in
+                    let second = SecondThreadPublication(widgets: moved, publication, stacks)
+                    let helper = ConcurrentWork { second.run() }
+                    self.publishWidgets(widgets[..<split], &publication, into: &patch)
+                    return helper.wait()
                 }
-                self.publishWidgets(into: &patch)
-                var stackPatch: EncodedPatch
-                (stackPatch, writeBack) = stackPart.wait()
-                patch.append(contentsOf: &stackPatch)
+                patch.append(contentsOf: &secondPatch)
+                for index in moved.indices {
+                    if let slot = moved[index].slot { self.widgets.exchange(slot: slot, with: &moved[index].widget) }
+                }
             } else {
-                self.publishWidgets(into: &patch)
+                self.publishWidgets(widgets[...], &publication, into: &patch)
                 writeBack = stacks.run(into: &patch)
             }
         }
@@ -82,45 +88,37 @@ extension Engine {
         for (slot, published) in writeBack.published { self.stacks.modify(slot: slot) { $0.published = published } }
     }
 
-    /// Renders and publishes every touched widget. A new widget is added whole, a removed one
-    /// removed, any other gets the members its changes marked replaced (nothing is compared, and
-    /// `timeline.entries` is sent only when a new timeline arrived). Each widget is rendered
-    /// once, however many transitions it went through, and changed in place, never copied.
-    private mutating func publishWidgets(into patch: inout EncodedPatch) {
-        guard !self.changes.widgets.isEmpty else { return }
-        var pass = WidgetRenderPass(self)
-        let reloadsPerDay = self.configuration.widgetReloadsPerDay
-        let now = self.now
-        for touched in uniqueSorted(self.changes.widgets, by: \.id) {
-            let id = touched.id
-            let path = JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])
-            // The slot it was touched in, unless the widget left it (deleted, perhaps created
-            // again elsewhere): 100,000 lookups of ids in the table's tree saved on a 24 h jump.
-            let stillThere = touched.slot >= 0 && self.widgets.modify(slot: touched.slot, { $0.id == id }) == true
-            guard let slot = stillThere ? touched.slot : self.widgets.slot(of: id) else {
-                if self.changes.unpublishedWidgets.contains(id) { patch.append(.remove(path)) }
+    /// Publishes touched widgets in place, in order.
+    private mutating func publishWidgets(
+        _ widgets: ArraySlice<TouchedWidget>, _ publication: inout WidgetPublication, into patch: inout EncodedPatch
+    ) {
+        for touched in widgets {
+            guard let slot = self.currentSlot(of: touched) else {
+                publication.unpublish(touched.id, into: &patch)
                 continue
             }
-            self.widgets.modify(slot: slot) { widget in
-                if widget.needsRender {
-                    let html = pass.html(for: widget)
-                    if html != widget.html { widget.dirty.insert(.render) }
-                    widget.html = html
-                    widget.needsRender = false
-                }
-                let context = WidgetJSONContext(
-                    device: pass.device(widget.device), reloadsPerDay: reloadsPerDay, now: now)
-                if !widget.published {
-                    patch.append(.add(path, widget.document(context)))
-                } else {
-                    for (name, member) in WidgetMembers.names where widget.dirty.contains(member) {
-                        patch.append(.replace(path.appending(name), widget.member(member, context)))
-                    }
-                }
-                widget.published = true
-                widget.dirty = []
-            }
+            self.widgets.modify(slot: slot) { publication.publish(&$0, into: &patch) }
         }
+    }
+
+    /// Moves touched widgets out of the table (uncopied), for the second thread to publish.
+    private mutating func moveOut(_ widgets: ArraySlice<TouchedWidget>) -> [WidgetToPublish] {
+        var moved: [WidgetToPublish] = []
+        moved.reserveCapacity(widgets.count)
+        for touched in widgets {
+            var item = WidgetToPublish(id: touched.id, slot: self.currentSlot(of: touched))
+            if let slot = item.slot { self.widgets.exchange(slot: slot, with: &item.widget) }
+            moved.append(item)
+        }
+        return moved
+    }
+
+    /// The slot a touched widget is in now: the one it was touched in, unless it left it
+    /// (deleted, perhaps created again elsewhere; 100,000 lookups of ids in the table's tree
+    /// saved on a 24 h jump); `nil` when it is gone.
+    private mutating func currentSlot(of touched: TouchedWidget) -> Int32? {
+        let stillThere = touched.slot >= 0 && self.widgets.modify(slot: touched.slot, { $0.id == touched.id }) == true
+        return stillThere ? touched.slot : self.widgets.slot(of: touched.id)
     }
 
     /// Stores an app. Its stored entry holds no delivery log (``VirtualMember``): the log only

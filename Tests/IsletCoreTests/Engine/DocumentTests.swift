@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test(
-        "a clock step over hundreds of stacks and widgets re-ranks and publishes them side by side: its patches replay, and one thread alone gives the same bytes, deadlines and sequences"
+        "a clock step over hundreds of stacks and thousands of widgets re-ranks and publishes them side by side (the second thread publishing the last widgets, one of them deleted, then the stacks): its patches replay, and one thread alone gives the same bytes, deadlines and sequences"
     )
     func stacksAndWidgetsPublishedSideBySide() throws {
         func world() throws -> Simulation {
@@ -171,25 +171,41 @@ import Testing
                     "widgets": .array(widgets.map(JSONValue.string)),
                 ])
             }
+            // Widgets in no stack, last in canonical order: the second thread publishes some of
+            // them before the stacks.
+            for index in 0..<3_000 {
+                let widget = JSONValue.string("x\(1_000 + index)")
+                batch.append([
+                    "type": "widget.upsert", "id": widget, "app": "coffee", "kind": "news", "family": "systemSmall",
+                    "device": "d1",
+                ])
+                let entries: [JSONValue] = (0..<6).map { sim.entry(Double($0) * 3600) }
+                batch.append(["type": "widget.setTimeline", "id": widget, "entries": .array(entries), "policy": "never"])
+            }
             try sim.run(batch: batch)
             return sim
         }
+        // The step also deletes a widget it moved, among those the second thread publishes.
+        let step: [JSONValue] = [["type": "clock.advance", "seconds": 21_600], ["type": "widget.delete", "id": "x3999"]]
+        #expect(WidgetPublication.secondThreadShare(widgets: 3_600, stacks: 300) > 100)
         var sim = try world()
-        let step = try sim.advance(seconds: 6 * 3600)
-        let paths = try [PatchOperation](decoding: step.encodedOps).map { $0.path.tokens.prefix(2).joined(separator: "/") }
+        let revision = try sim.run(batch: step)
+        let paths = try [PatchOperation](decoding: revision.encodedOps).map { $0.path.tokens.prefix(2).joined(separator: "/") }
         #expect(Set(paths.filter { $0.hasPrefix("stacks/") }).count == 300)
-        #expect(Set(paths.filter { $0.hasPrefix("widgets/") }).count == 600)
+        #expect(Set(paths.filter { $0.hasPrefix("widgets/") }).count == 3_600)
+        #expect(paths.contains("widgets/x3999") && sim.get("/widgets/x3999") == nil)
+        #expect(sim.get("/widgets/x3998/current/index") == 5)
         let rotated = (0..<300).filter { sim.get("/stacks/s\($0)/rotations")?.arrayValue?.isEmpty == false }
         #expect(rotated.count > 100, "the step rotated stacks")
         // What the step published is what the next step compares with.
         try sim.advance(seconds: 3600)
         try sim.expectPatchesReplay()
         var again = try world()
-        #expect(try again.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
+        #expect(try again.run(batch: step).encodedOps == revision.encodedOps)
         // One thread alone: every re-ranking in request order, then the publications in turn.
         var alone = try world()
         alone.engine.sideBySideMinimum = .max
-        #expect(try alone.advance(seconds: 6 * 3600).encodedOps == step.encodedOps)
+        #expect(try alone.run(batch: step).encodedOps == revision.encodedOps)
         #expect(try alone.advance(seconds: 3600).encodedOps == sim.revisions.last?.encodedOps)
         // The snapshot holds the whole engine state, every live deadline with its sequence: a
         // re-ranking the two threads skipped or left half done would show here.
