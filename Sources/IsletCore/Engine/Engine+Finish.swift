@@ -56,6 +56,7 @@ extension Engine {
     /// step), a second thread publishes the last widgets and then the stacks into its own
     /// buffer, while this thread publishes the other widgets: the bytes are the same either way.
     private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
+        guard !self.changes.widgets.isEmpty || !self.changes.stacks.isEmpty else { return }
         let widgets = uniqueSorted(self.changes.widgets, by: \.id)
         var publication = WidgetPublication(self)
         guard !self.changes.stacks.isEmpty else { return self.publishWidgets(widgets[...], &publication, into: &patch) }
@@ -72,12 +73,13 @@ extension Engine {
                     let second = SecondThreadPublication(widgets: moved, publication, stacks)
                     let helper = ConcurrentWork { second.run() }
                     self.publishWidgets(widgets[..<split], &publication, into: &patch)
-                    return helper.wait()
+                    let done = helper.wait()
+                    for index in moved.indices {
+                        if let slot = moved[index].slot { self.widgets.exchange(slot: slot, with: &moved[index].widget) }
+                    }
+                    return done
                 }
                 patch.append(contentsOf: &secondPatch)
-                for index in moved.indices {
-                    if let slot = moved[index].slot { self.widgets.exchange(slot: slot, with: &moved[index].widget) }
-                }
             } else {
                 self.publishWidgets(widgets[...], &publication, into: &patch)
                 writeBack = stacks.run(into: &patch)

@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test(
-        "a clock step over hundreds of stacks and thousands of widgets re-ranks and publishes them side by side (the second thread publishing the last widgets, one of them deleted, then the stacks): its patches replay, and one thread alone gives the same bytes, deadlines and sequences"
+        "a clock step over hundreds of stacks and thousands of widgets re-ranks and publishes them side by side (the second thread publishing the last widgets, some deleted, created or recreated in the step, then the stacks): its patches replay, and one thread alone gives the same bytes, deadlines and sequences"
     )
     func stacksAndWidgetsPublishedSideBySide() throws {
         func world() throws -> Simulation {
@@ -185,16 +185,26 @@ import Testing
             try sim.run(batch: batch)
             return sim
         }
-        // The step also deletes a widget it moved, among those the second thread publishes.
-        let step: [JSONValue] = [["type": "clock.advance", "seconds": 21_600], ["type": "widget.delete", "id": "x3999"]]
-        #expect(WidgetPublication.secondThreadShare(widgets: 3_600, stacks: 300) > 100)
+        // The step also changes widgets on both sides of the split (the second thread publishes
+        // the last 600 in canonical order, x3400 on): it deletes one it moved on each side, a new
+        // widget on the second side takes a freed slot, and one there is deleted and created again.
+        #expect(WidgetPublication.secondThreadShare(widgets: 3_601, stacks: 300) == 600)
+        let step: [JSONValue] = [
+            ["type": "clock.advance", "seconds": 21_600],
+            ["type": "widget.delete", "id": "x3999"], ["type": "widget.delete", "id": "x1000"],
+            ["type": "widget.upsert", "id": "x5000", "app": "coffee", "kind": "news", "family": "systemSmall", "device": "d1"],
+            ["type": "widget.delete", "id": "x3998"],
+            ["type": "widget.upsert", "id": "x3998", "app": "coffee", "kind": "weather", "family": "systemSmall", "device": "d1"],
+        ]
         var sim = try world()
         let revision = try sim.run(batch: step)
         let paths = try [PatchOperation](decoding: revision.encodedOps).map { $0.path.tokens.prefix(2).joined(separator: "/") }
         #expect(Set(paths.filter { $0.hasPrefix("stacks/") }).count == 300)
-        #expect(Set(paths.filter { $0.hasPrefix("widgets/") }).count == 3_600)
-        #expect(paths.contains("widgets/x3999") && sim.get("/widgets/x3999") == nil)
-        #expect(sim.get("/widgets/x3998/current/index") == 5)
+        #expect(Set(paths.filter { $0.hasPrefix("widgets/") }).count == 3_601)
+        #expect(paths.contains("widgets/x3999") && sim.get("/widgets/x3999") == nil && sim.get("/widgets/x1000") == nil)
+        #expect(sim.get("/widgets/x3998/kind") == "weather" && sim.get("/widgets/x3998/timeline/entries") == [])
+        #expect(sim.get("/widgets/x5000/kind") == "news")
+        #expect(sim.get("/widgets/x3997/current/index") == 5)
         let rotated = (0..<300).filter { sim.get("/stacks/s\($0)/rotations")?.arrayValue?.isEmpty == false }
         #expect(rotated.count > 100, "the step rotated stacks")
         // What the step published is what the next step compares with.
@@ -207,6 +217,17 @@ import Testing
         alone.engine.sideBySideMinimum = .max
         #expect(try alone.run(batch: step).encodedOps == revision.encodedOps)
         #expect(try alone.advance(seconds: 3600).encodedOps == sim.revisions.last?.encodedOps)
+        // The widgets each thread published are stored as published: a new timeline on either
+        // side replaces members (a widget left unpublished would be added whole).
+        let later: [JSONValue] = [sim.entry(9 * 3600, content: ["headline": "Later"])]
+        let touch: [JSONValue] = ["x1001", "x3997"].map {
+            ["type": "widget.setTimeline", "id": $0, "entries": .array(later), "policy": "never"]
+        }
+        let touched = try sim.run(batch: touch)
+        #expect(try alone.run(batch: touch).encodedOps == touched.encodedOps)
+        let kinds = try [PatchOperation](decoding: touched.encodedOps).filter { $0.path.tokens.first == "widgets" }.map(\.kind)
+        #expect(!kinds.isEmpty && kinds.allSatisfy { $0 == .replace })
+        try sim.expectPatchesReplay()
         // The snapshot holds the whole engine state, every live deadline with its sequence: a
         // re-ranking the two threads skipped or left half done would show here.
         let sameSnapshot = alone.engine.snapshotBytes == sim.engine.snapshotBytes
