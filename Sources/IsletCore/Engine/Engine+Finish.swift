@@ -53,8 +53,9 @@ extension Engine {
     }
 
     /// Publishes the touched widgets, then the touched stacks. When both are many (a long clock
-    /// step), a second thread publishes the last widgets and then the stacks into its own
-    /// buffer, while this thread publishes the other widgets: the bytes are the same either way.
+    /// step), a second thread publishes the stacks into its own buffer and then helps with the
+    /// last widgets, from the back, while this thread publishes the widgets from the front: the
+    /// bytes are the same either way.
     private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
         guard !self.changes.widgets.isEmpty || !self.changes.stacks.isEmpty else { return }
         let widgets = uniqueSorted(self.changes.widgets, by: \.id)
@@ -66,20 +67,22 @@ extension Engine {
                 stacks: self.stacks, document: self.document, relevance: self.relevance,
                 ids: uniqueSorted(self.changes.stacks))
             if stacks.ids.count >= self.sideBySideMinimum, widgets.count >= self.sideBySideMinimum {
-                let split = widgets.count - WidgetPublication.secondThreadShare(widgets: widgets.count, stacks: stacks.ids.count)
+                let split = widgets.count - WidgetPublication.secondThreadReach(widgets: widgets.count, stacks: stacks.ids.count)
                 var moved = self.moveOut(widgets[split...])
-                var secondPatch: EncodedPatch
-                (secondPatch, writeBack) = moved.withUnsafeMutableBufferPointer { moved in
-                    let second = SecondThreadPublication(widgets: moved, publication, stacks)
-                    let helper = ConcurrentWork { second.run() }
+                var second: SharedWidgetPublication.SecondPart
+                (second, writeBack) = moved.withUnsafeMutableBufferPointer { moved in
+                    let shared = SharedWidgetPublication(widgets: moved, publication, stacks)
+                    let helper = ConcurrentWork { shared.runSecond() }
                     self.publishWidgets(widgets[..<split], &publication, into: &patch)
+                    shared.runFirst(&publication, into: &patch)
                     let done = helper.wait()
                     for index in moved.indices {
                         if let slot = moved[index].slot { self.widgets.exchange(slot: slot, with: &moved[index].widget) }
                     }
                     return done
                 }
-                patch.append(contentsOf: &secondPatch)
+                for index in second.widgets.indices.reversed() { patch.append(contentsOf: &second.widgets[index]) }
+                patch.append(contentsOf: &second.stacks)
             } else {
                 self.publishWidgets(widgets[...], &publication, into: &patch)
                 writeBack = stacks.run(into: &patch)

@@ -1,3 +1,5 @@
+internal import Synchronization
+
 /// Publishing touched widgets: each is rendered once, however many transitions it went
 /// through, and changed in place, never copied. A new widget is added whole, a removed one
 /// removed, any other gets the members its changes marked replaced (nothing is compared, and
@@ -47,11 +49,12 @@ struct WidgetPublication: Sendable {
         patch.append(.remove(JSONPointer(tokens: [DocumentSection.widgets.rawValue, id])))
     }
 
-    /// How many of the last touched widgets the second thread publishes before the stacks, so
-    /// that both threads finish together: in the 24 h jump's publication one stack (its ranking
-    /// rows, rotations and stored entry) took as long as eight widgets (BENCHMARKS.md, round 7).
-    static func secondThreadShare(widgets: Int, stacks: Int) -> Int {
-        max(0, (widgets - 8 * stacks) / 2)
+    /// How many of the last touched widgets the second thread may help with (moved out of the
+    /// table for it): twice what evens out the two threads where one stack's publication (its
+    /// ranking rows, rotations and stored entry) costs as much as eight widgets', as in the 24 h
+    /// jump (BENCHMARKS.md, round 7), for a second core up to twice as fast as that.
+    static func secondThreadReach(widgets: Int, stacks: Int) -> Int {
+        max(0, widgets - 8 * stacks)
     }
 }
 
@@ -63,27 +66,70 @@ struct WidgetToPublish: Sendable {
     var widget: Widget?
 }
 
-/// The second thread's part of a long step's publication: the last touched widgets, then the
-/// stacks, into one buffer that follows the first thread's widgets.
+/// The touched widgets two threads share in a long step, each claiming a few at a time: the
+/// loop thread from the front, the second thread from the back once it has published the
+/// stacks. Either may be the faster (a shared 2-core VM's second vCPU runs at anything from
+/// half the loop thread's pace to the same), so neither waits for a fixed share of the other.
 ///
-/// The moved widgets are this thread's alone; their buffer outlives it (the starting thread
-/// waits for it before it goes on), and the wait orders its writes before the starting thread's
-/// reads.
-final class SecondThreadPublication: @unchecked Sendable {
+/// The loop thread writes its widgets straight after the ones before them; the second thread
+/// writes each claim into a buffer of its own, which the loop thread appends in order after its
+/// own, then the stacks'. Each claimed widget is one thread's alone; the buffer outlives both
+/// (the loop thread waits for the other before it goes on), and the wait orders their writes
+/// before its reads.
+final class SharedWidgetPublication: @unchecked Sendable {
     private let widgets: UnsafeMutableBufferPointer<WidgetToPublish>
     private let publication: WidgetPublication
     private let stacks: StackPublication
+    /// The widgets neither thread has claimed: `front..<back`.
+    private let unclaimed: Mutex<Range<Int>>
+    private static let claim = 128
+
+    /// What the second thread wrote: its claims of widgets, last first, and the stacks.
+    struct SecondPart: Sendable {
+        var widgets: [EncodedPatch] = []
+        var stacks = EncodedPatch(reservingCapacity: 0)
+    }
 
     init(widgets: UnsafeMutableBufferPointer<WidgetToPublish>, _ publication: WidgetPublication, _ stacks: StackPublication) {
         self.widgets = widgets
         self.publication = publication
         self.stacks = stacks
+        self.unclaimed = Mutex(widgets.indices)
     }
 
-    func run() -> (EncodedPatch, StackPublication.WriteBack) {
-        var patch = EncodedPatch(reservingCapacity: self.stacks.encodedSizeGuess + 2_048 * self.widgets.count)
+    /// The loop thread's part: widgets from the front until none are left.
+    func runFirst(_ publication: inout WidgetPublication, into patch: inout EncodedPatch) {
+        while let claimed = self.unclaimed.withLock({ (unclaimed: inout Range<Int>) -> Range<Int>? in
+            guard !unclaimed.isEmpty else { return nil }
+            let end = min(unclaimed.lowerBound + Self.claim, unclaimed.upperBound)
+            defer { unclaimed = end..<unclaimed.upperBound }
+            return unclaimed.lowerBound..<end
+        }) {
+            self.publish(claimed, &publication, into: &patch)
+        }
+    }
+
+    /// The second thread's part: the stacks, then widgets from the back until none are left.
+    func runSecond() -> (SecondPart, StackPublication.WriteBack) {
+        var part = SecondPart()
+        part.stacks = EncodedPatch(reservingCapacity: self.stacks.encodedSizeGuess)
+        let writeBack = self.stacks.run(into: &part.stacks)
         var publication = self.publication
-        for index in self.widgets.indices {
+        while let claimed = self.unclaimed.withLock({ (unclaimed: inout Range<Int>) -> Range<Int>? in
+            guard !unclaimed.isEmpty else { return nil }
+            let start = max(unclaimed.upperBound - Self.claim, unclaimed.lowerBound)
+            defer { unclaimed = unclaimed.lowerBound..<start }
+            return start..<unclaimed.upperBound
+        }) {
+            var patch = EncodedPatch(reservingCapacity: 2_048 * claimed.count)
+            self.publish(claimed, &publication, into: &patch)
+            part.widgets.append(patch)
+        }
+        return (part, writeBack)
+    }
+
+    private func publish(_ claimed: Range<Int>, _ publication: inout WidgetPublication, into patch: inout EncodedPatch) {
+        for index in claimed {
             // In place: read out of the optional, the widget would be copied.
             if self.widgets[index].slot != nil {
                 publication.publish(&self.widgets[index].widget!, into: &patch)
@@ -91,7 +137,5 @@ final class SecondThreadPublication: @unchecked Sendable {
                 publication.unpublish(self.widgets[index].id, into: &patch)
             }
         }
-        let writeBack = self.stacks.run(into: &patch)
-        return (patch, writeBack)
     }
 }
