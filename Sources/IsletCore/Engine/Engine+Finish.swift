@@ -55,7 +55,8 @@ extension Engine {
     /// Publishes the touched widgets, then the touched stacks. When both are many (a long clock
     /// step), a second thread publishes the stacks into its own buffer and then helps with the
     /// last widgets, from the back, while this thread publishes the widgets from the front: the
-    /// bytes are the same either way.
+    /// bytes are the same either way. Until they are moved back, the widgets the second thread
+    /// may reach leave their slots empty: nothing else reads the widget table meanwhile.
     private mutating func publishWidgetsAndStacks(into patch: inout EncodedPatch) {
         guard !self.changes.widgets.isEmpty || !self.changes.stacks.isEmpty else { return }
         let widgets = uniqueSorted(self.changes.widgets, by: \.id)
@@ -102,7 +103,8 @@ extension Engine {
                 publication.unpublish(touched.id, into: &patch)
                 continue
             }
-            self.widgets.modify(slot: slot) { publication.publish(&$0, into: &patch) }
+            let found = self.widgets.modify(slot: slot) { publication.publish(&$0, into: &patch) }
+            assert(found != nil, "a widget to publish was moved out of its slot")
         }
     }
 

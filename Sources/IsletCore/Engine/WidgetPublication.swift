@@ -50,9 +50,11 @@ struct WidgetPublication: Sendable {
     }
 
     /// How many of the last touched widgets the second thread may help with (moved out of the
-    /// table for it): twice what evens out the two threads where one stack's publication (its
-    /// ranking rows, rotations and stored entry) costs as much as eight widgets', as in the 24 h
-    /// jump (BENCHMARKS.md, round 7), for a second core up to twice as fast as that.
+    /// table for it): twice the share that evens out two equally fast threads where one stack's
+    /// publication (its ranking rows, rotations and stored entry) costs as much as eight
+    /// widgets', as in the 24 h jump (BENCHMARKS.md, round 7). The room covers stacks cheaper
+    /// than that, or a second core faster than the first (by up to widgets / (8 × stacks): 1.25×
+    /// in the jump, where the second vCPU is more often the slower).
     static func secondThreadReach(widgets: Int, stacks: Int) -> Int {
         max(0, widgets - 8 * stacks)
     }
@@ -84,10 +86,10 @@ final class SharedWidgetPublication: @unchecked Sendable {
     private let unclaimed: Mutex<Range<Int>>
     private static let claim = 128
 
-    /// What the second thread wrote: its claims of widgets, last first, and the stacks.
+    /// What the second thread wrote: the stacks, and its claims of widgets, last first.
     struct SecondPart: Sendable {
+        var stacks: EncodedPatch
         var widgets: [EncodedPatch] = []
-        var stacks = EncodedPatch(reservingCapacity: 0)
     }
 
     init(widgets: UnsafeMutableBufferPointer<WidgetToPublish>, _ publication: WidgetPublication, _ stacks: StackPublication) {
@@ -111,9 +113,9 @@ final class SharedWidgetPublication: @unchecked Sendable {
 
     /// The second thread's part: the stacks, then widgets from the back until none are left.
     func runSecond() -> (SecondPart, StackPublication.WriteBack) {
-        var part = SecondPart()
-        part.stacks = EncodedPatch(reservingCapacity: self.stacks.encodedSizeGuess)
-        let writeBack = self.stacks.run(into: &part.stacks)
+        var stacks = EncodedPatch(reservingCapacity: self.stacks.encodedSizeGuess)
+        let writeBack = self.stacks.run(into: &stacks)
+        var part = SecondPart(stacks: stacks)
         var publication = self.publication
         while let claimed = self.unclaimed.withLock({ (unclaimed: inout Range<Int>) -> Range<Int>? in
             guard !unclaimed.isEmpty else { return nil }

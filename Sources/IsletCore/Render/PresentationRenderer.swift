@@ -3,7 +3,8 @@
 /// `IsletCore` knows no template language; it declares this protocol and receives an
 /// implementation when the engine is built (`IsletRender` provides the Mustache one). Rendering
 /// must be pure — the same templates and context always give the same fragments — so the
-/// engine stays deterministic and replay reproduces the same document.
+/// engine stays deterministic and replay reproduces the same document. It may be called from
+/// two threads at once (a long clock step renders widgets on both).
 public protocol PresentationRenderer: Sendable {
     /// Checks and compiles a template that arrived with `template.put`.
     /// - Throws: `invalid_argument` (the engine points it at `/html`) when the template is
