@@ -101,12 +101,7 @@ final class SharedWidgetPublication: @unchecked Sendable {
 
     /// The loop thread's part: widgets from the front until none are left.
     func runFirst(_ publication: inout WidgetPublication, into patch: inout EncodedPatch) {
-        while let claimed = self.unclaimed.withLock({ (unclaimed: inout Range<Int>) -> Range<Int>? in
-            guard !unclaimed.isEmpty else { return nil }
-            let end = min(unclaimed.lowerBound + Self.claim, unclaimed.upperBound)
-            defer { unclaimed = end..<unclaimed.upperBound }
-            return unclaimed.lowerBound..<end
-        }) {
+        while let claimed = self.claim(fromFront: true) {
             self.publish(claimed, &publication, into: &patch)
         }
     }
@@ -117,17 +112,23 @@ final class SharedWidgetPublication: @unchecked Sendable {
         let writeBack = self.stacks.run(into: &stacks)
         var part = SecondPart(stacks: stacks)
         var publication = self.publication
-        while let claimed = self.unclaimed.withLock({ (unclaimed: inout Range<Int>) -> Range<Int>? in
-            guard !unclaimed.isEmpty else { return nil }
-            let start = max(unclaimed.upperBound - Self.claim, unclaimed.lowerBound)
-            defer { unclaimed = unclaimed.lowerBound..<start }
-            return start..<unclaimed.upperBound
-        }) {
+        while let claimed = self.claim(fromFront: false) {
             var patch = EncodedPatch(reservingCapacity: 2_048 * claimed.count)
             self.publish(claimed, &publication, into: &patch)
             part.widgets.append(patch)
         }
         return (part, writeBack)
+    }
+
+    /// The next few unclaimed widgets at one end; `nil` when none are left.
+    private func claim(fromFront: Bool) -> Range<Int>? {
+        self.unclaimed.withLock { unclaimed in
+            guard !unclaimed.isEmpty else { return nil }
+            let count = min(Self.claim, unclaimed.count)
+            let claimed = fromFront ? unclaimed.prefix(count) : unclaimed.suffix(count)
+            unclaimed = fromFront ? claimed.upperBound..<unclaimed.upperBound : unclaimed.lowerBound..<claimed.lowerBound
+            return claimed
+        }
     }
 
     private func publish(_ claimed: Range<Int>, _ publication: inout WidgetPublication, into patch: inout EncodedPatch) {
