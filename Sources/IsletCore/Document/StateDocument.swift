@@ -29,8 +29,9 @@ public enum DocumentSection: String, Sendable, Hashable, CaseIterable, Comparabl
 /// Persistent maps (`TreeDictionary`) make copying the whole engine for an atomic batch O(1)
 /// and touching one entity O(log n). Hash order never reaches output: encoding sorts keys.
 ///
-/// One section is not stored here: widgets' entries are built from the model when read (see
-/// ``VirtualSection``), so 100,000 widgets with 24 timeline entries each cost no JSON trees.
+/// Two sections are not stored here: activities' and widgets' entries are built from the model
+/// when read (see ``VirtualSection``), so 100,000 widgets with 24 timeline entries each cost no
+/// JSON trees, and an update to an activity builds none.
 struct StateDocument: Sendable {
     private var sections: [TreeDictionary<String, JSONValue>]
 
@@ -53,11 +54,11 @@ struct StateDocument: Sendable {
 
     /// A section as one JSON object.
     /// - Complexity: O(k log k).
-    func object(of section: DocumentSection, virtual: VirtualSection? = nil, members: [VirtualMember] = [])
+    func object(of section: DocumentSection, virtual: [VirtualSection] = [], members: [VirtualMember] = [])
         -> JSONObject
     {
-        if let virtual, virtual.section == section {
-            return JSONObject(sortedUniqueMembers: virtual.keys.map { .init(key: $0, value: virtual.entry($0)!) })
+        if let virtual = virtual.first(where: { $0.section == section }) {
+            return JSONObject(sortedUniqueMembers: virtual.keys().map { .init(key: $0, value: virtual.entry($0)!) })
         }
         let entries = self.sections[section.ordinal]
         let spliced = members.filter { $0.section == section }
@@ -69,7 +70,7 @@ struct StateDocument: Sendable {
 
     /// The whole document as one JSON value.
     /// - Complexity: O(size of the document).
-    func value(virtual: VirtualSection?, members: [VirtualMember] = []) -> JSONValue {
+    func value(virtual: [VirtualSection], members: [VirtualMember] = []) -> JSONValue {
         .object(
             JSONObject(
                 sortedUniqueMembers: DocumentSection.allCases.map {
@@ -81,12 +82,13 @@ struct StateDocument: Sendable {
     /// - Complexity: O(log n) to find the entity, plus the walk below it; whole sections cost
     ///   O(k log k) and the root O(size of the document); a read that includes a virtual
     ///   member costs what building it costs.
-    func value(at pointer: JSONPointer, virtual: VirtualSection? = nil, members: [VirtualMember] = []) -> JSONValue? {
+    func value(at pointer: JSONPointer, virtual: [VirtualSection] = [], members: [VirtualMember] = []) -> JSONValue? {
         let tokens = pointer.tokens
         guard let first = tokens.first else { return self.value(virtual: virtual, members: members) }
         guard let section = DocumentSection(rawValue: first) else { return nil }
         guard tokens.count > 1 else { return .object(self.object(of: section, virtual: virtual, members: members)) }
-        guard var entry = self[section, tokens[1]] else { return nil }
+        let stored = virtual.first(where: { $0.section == section }).map { $0.entry(tokens[1]) } ?? self[section, tokens[1]]
+        guard var entry = stored else { return nil }
         let inside = Array(tokens.dropFirst(2))
         for member in members where member.section == section && member.isAffected(by: inside) {
             entry = member.splice(member.value(tokens[1]), into: entry)
@@ -124,10 +126,10 @@ struct VirtualMember {
     }
 }
 
-/// A section the document reads from the model instead of storing: its sorted keys and a
-/// function that builds an entry.
+/// A section the document reads from the model instead of storing: its keys (sorted, built
+/// only when the whole section is read) and a function that builds an entry.
 struct VirtualSection {
     let section: DocumentSection
-    let keys: [String]
+    let keys: () -> [String]
     let entry: (String) -> JSONValue?
 }

@@ -7,15 +7,17 @@ extension Engine {
     /// - Parameter render: whether its fragments must be rendered again (content or state changed).
     mutating func modifyActivity(_ id: String, render: Bool = true, _ body: (inout Activity) -> Void) {
         guard var activity = self.activities[id] else { return }
+        self.changes.touchActivity(id, published: activity, render: render)
         let before = PresentationIndex.Membership(activity)
         let wasOngoing = activity.isOngoing
         body(&activity)
         self.activities[id] = activity
-        self.noteChange(of: activity, before: before, wasOngoing: wasOngoing, render: render)
+        self.noteChange(of: activity, before: before, wasOngoing: wasOngoing)
     }
 
     /// Adds a new activity.
     mutating func insertActivity(_ activity: Activity) {
+        self.changes.touchActivity(activity.id, published: self.activities[activity.id], render: true)
         self.activities[activity.id] = activity
         self.apps[activity.app]?.activities.insert(activity.id)
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
@@ -23,7 +25,7 @@ extension Engine {
             self.channelSubscribers[channel, default: []].insert(activity.id)
             self.noteChange(ofChannel: channel, app: activity.app)
         }
-        self.noteChange(of: activity, before: .init(nil), wasOngoing: false, render: true)
+        self.noteChange(of: activity, before: .init(nil), wasOngoing: false)
     }
 
     /// Forgets an activity: removes it from the document and the index; its push token is
@@ -48,18 +50,15 @@ extension Engine {
                 self.tokens[token] = nil
             }
         }
-        self.changes.touchActivity(id, render: false)
+        self.changes.touchActivity(id, published: activity, render: false)
         self.collapsePresentations(of: id)
     }
 
-    private mutating func noteChange(
-        of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool, render: Bool
-    ) {
+    private mutating func noteChange(of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool) {
         self.indexes.update(device: activity.device, from: before, to: .init(activity), changes: &self.changes.scenes)
         if wasOngoing != activity.isOngoing {
             self.ongoing.adjust(device: activity.device, app: activity.app, by: activity.isOngoing ? 1 : -1)
         }
-        self.changes.touchActivity(activity.id, render: render)
     }
 
     // MARK: Transitions

@@ -18,20 +18,30 @@ extension Engine {
     }
 
     func layout(of activity: Activity) -> (expanded: SlotLayout, lockScreen: SlotLayout) {
-        (self.slotLayout(activity.render?.expandedHeight), self.slotLayout(activity.render?.lockScreenHeight))
+        Self.layout(of: activity, self.configuration)
     }
 
-    private func slotLayout(_ declared: Double?) -> SlotLayout {
+    static func layout(
+        of activity: Activity, _ configuration: SimulatorConfiguration
+    ) -> (expanded: SlotLayout, lockScreen: SlotLayout) {
+        (
+            self.slotLayout(activity.render?.expandedHeight, configuration),
+            self.slotLayout(activity.render?.lockScreenHeight, configuration)
+        )
+    }
+
+    private static func slotLayout(_ declared: Double?, _ configuration: SimulatorConfiguration) -> SlotLayout {
         let range = DeviceModel.presentationHeightRange
-        let wanted = declared ?? self.configuration.defaultPresentationHeight
+        let wanted = declared ?? configuration.defaultPresentationHeight
         let height = min(range.upperBound, max(range.lowerBound, wanted))
-        let between = height > self.configuration.shortBandMaxHeight && height < self.configuration.tallBandMinHeight
+        let between = height > configuration.shortBandMaxHeight && height < configuration.tallBandMinHeight
         return SlotLayout(height: height, truncated: wanted > range.upperBound, inBetweenBands: between)
     }
 
     // Object literals below list their keys in sorted order: `JSONObject` then skips sorting.
 
-    func activityJSON(_ activity: Activity) -> JSONValue {
+    /// An activity's entry, under the configuration its layouts follow.
+    static func activityJSON(_ activity: Activity, _ configuration: SimulatorConfiguration) -> JSONValue {
         let content: JSONObject = [
             "relevanceScore": .number(activity.content.relevanceScore), "staleDate": date(activity.content.staleDate),
             "state": .object(activity.content.state),
@@ -52,7 +62,7 @@ extension Engine {
             "lastTimestamp": date(activity.lastTimestamp),
             "pushChannel": activity.channel.map(JSONValue.string) ?? .null,
             "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,
-            "render": self.renderJSON(activity),
+            "render": self.renderJSON(activity, configuration),
             "requestedAt": .string(activity.requestedAt.rfc3339),
             "scheduledStart": date(activity.scheduledStart),
             "source": .string(activity.source.rawValue),
@@ -61,9 +71,9 @@ extension Engine {
         return .object(object)
     }
 
-    private func renderJSON(_ activity: Activity) -> JSONValue {
+    static func renderJSON(_ activity: Activity, _ configuration: SimulatorConfiguration) -> JSONValue {
         guard case .object(var object) = activity.renderedFragments else { return .null }
-        let layout = self.layout(of: activity)
+        let layout = self.layout(of: activity, configuration)
         object["layout"] = ["expanded": layout.expanded.json, "lockScreen": layout.lockScreen.json]
         return .object(object)
     }

@@ -175,7 +175,7 @@ extension Engine {
         self.changes.apps.insert(upsert.id)
         if !isNew, frequentChanged { self.endOngoingActivities(of: app.id, reason: "frequentUpdates") }
         if !isNew, before.name != app.name || before.identity != app.identity {
-            for id in app.activities { self.changes.touchActivity(id, render: true) }
+            for id in app.activities { self.changes.touchActivity(id, published: self.activities[id], render: true) }
             for id in app.widgets.sorted() { self.touchWidget(id, [], render: true) }
             self.changes.allDevices = true
         }

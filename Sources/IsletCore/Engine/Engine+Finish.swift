@@ -9,8 +9,8 @@ extension Engine {
         self.refreshSceneBase()
         self.touchDevicesShowingRendered()
         var patch = EncodedPatch(reservingCapacity: self.changes.encodedSizeGuess)
-        for id in self.changes.activities.sorted() {
-            self.store(.activities, id, self.activities[id].map(self.activityJSON), into: &patch)
+        for id in self.changes.activities.keys.sorted() {
+            self.publishActivity(id, was: self.changes.activities[id]!, into: &patch)
         }
         for id in self.changes.apps.union(self.changes.deliveryLogs.keys).sorted() {
             self.storeApp(id, into: &patch)

@@ -79,11 +79,12 @@ extension Engine {
             _ = SimulatorConfiguration.field(named: member.key)?.write(&self.configuration, member.value)
         }
         guard before != self.configuration else { return [:] }
+        if self.changes.publishedConfiguration == nil { self.changes.publishedConfiguration = before }
         self.changes.config = true
         self.changes.allDevices = true
         for id in self.devices.keys { self.changes.scenes[id, default: SceneChange()].island = true }
         for id in self.apps.keys { self.changes.apps.insert(id) }
-        for id in self.activities.keys { self.changes.activities.insert(id) }
+        for (id, activity) in self.activities { self.changes.touchActivity(id, published: activity, render: false) }
         self.releaseThrottledPushes()
         // Every widget shows its reload budget's limit.
         if before.widgetReloadsPerDay != self.configuration.widgetReloadsPerDay {
@@ -120,8 +121,8 @@ extension Engine {
             source: put.html, compiled: compiled)
         let type = put.target.hasPrefix("activity:") ? String(put.target.dropFirst("activity:".count)) : nil
         for id in self.apps[put.app]?.activities ?? [] where self.activities[id]?.attributesType == type {
-            self.activities[id]?.renderedContext = nil
-            self.changes.touchActivity(id, render: true)
+            // Forgetting the context the fragments came from changes nothing the document shows.
+            self.modifyActivity(id) { $0.renderedContext = nil }
         }
         if put.target.hasPrefix("widget:") {
             let kind = String(put.target.dropFirst("widget:".count))

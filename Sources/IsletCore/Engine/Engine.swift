@@ -105,7 +105,7 @@ public struct Engine: Sendable {
     public func value(at pointer: JSONPointer) -> JSONValue? {
         let tokens = pointer.tokens
         guard tokens.count >= 2, tokens[0] == DocumentSection.widgets.rawValue else {
-            return self.document.value(at: pointer, virtual: self.widgetSection, members: self.virtualMembers)
+            return self.document.value(at: pointer, virtual: self.virtualSections, members: self.virtualMembers)
         }
         guard let widget = self.widgets[tokens[1]] else { return nil }
         let entries = tokens.count == 2 || tokens[2] == "timeline"
@@ -115,20 +115,20 @@ public struct Engine: Sendable {
     /// The whole state document as one value.
     /// - Complexity: O(size of the document).
     public var documentValue: JSONValue {
-        self.document.value(virtual: self.widgetSection, members: self.virtualMembers)
+        self.document.value(virtual: self.virtualSections, members: self.virtualMembers)
     }
 
     /// The canonical bytes of the whole document.
     /// - Complexity: O(size of the document).
     public var documentBytes: [UInt8] {
-        self.document.encoded(virtual: self.widgetSection, members: self.virtualMembers)
+        self.document.encoded(virtual: self.virtualSections, members: self.virtualMembers)
     }
 
     /// Streams the canonical bytes of the document in chunks of about `chunkSize` bytes.
     /// - Complexity: O(size of the document).
     public func writeDocument(chunkSize: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) rethrows {
         try self.document.write(
-            chunkSize: chunkSize, virtual: self.widgetSection, members: self.virtualMembers, to: sink)
+            chunkSize: chunkSize, virtual: self.virtualSections, members: self.virtualMembers, to: sink)
     }
 
     /// Every scene's `lockScreen.activities`, built from the device's index when read, every
@@ -166,11 +166,16 @@ public struct Engine: Sendable {
         .array(self.indexes[device].lockScreen.elements.map { .string($0.id) })
     }
 
-    /// `/widgets`, built from the model when read.
-    private var widgetSection: VirtualSection {
-        VirtualSection(section: .widgets, keys: self.widgets.keys.sorted()) { id in
-            self.widgets[id].map { self.widgetDocument($0) }
-        }
+    /// `/activities` and `/widgets`, built from the model when read.
+    private var virtualSections: [VirtualSection] {
+        [
+            VirtualSection(section: .activities, keys: { self.activities.keys.sorted() }) { id in
+                self.activities[id].map { Self.activityJSON($0, self.configuration) }
+            },
+            VirtualSection(section: .widgets, keys: { self.widgets.keys.sorted() }) { id in
+                self.widgets[id].map { self.widgetDocument($0) }
+            },
+        ]
     }
 
     /// Resolves an APNs device token (hex, any case) for the APNs-style ingress: an app's

@@ -50,7 +50,13 @@ public struct Discards: Sendable, Hashable {
 
 /// What the revision in progress touched, so that only those subtrees are rebuilt and diffed.
 struct ChangeSet: Sendable {
-    var activities: Set<String> = []
+    /// The activities touched, each as the document showed it before the revision (`nil`: it
+    /// had none): their entries are built from the model, and their operations come from
+    /// comparing the two (``Engine/publishActivity(_:was:into:)``).
+    var activities: [String: Activity?] = [:]
+    /// The configuration before the revision changed it (activities' layouts follow it);
+    /// `nil` when it did not.
+    var publishedConfiguration: SimulatorConfiguration?
     /// Activities whose fragments must be rendered again before their JSON is rebuilt.
     var renders: Set<String> = []
     var apps: Set<String> = []
@@ -91,8 +97,10 @@ struct ChangeSet: Sendable {
         return 512 + 2_048 * (self.widgets.count + entries) + 3_072 * self.stacks.count
     }
 
-    mutating func touchActivity(_ id: String, render: Bool) {
-        self.activities.insert(id)
+    /// Notes an activity as touched; `published` (what the document showed before the
+    /// revision) is read only on its first touch, which must come before it changes.
+    mutating func touchActivity(_ id: String, published: @autoclosure () -> Activity?, render: Bool) {
+        if self.activities.index(forKey: id) == nil { self.activities[id] = .some(published()) }
         if render { self.renders.insert(id) }
     }
 }

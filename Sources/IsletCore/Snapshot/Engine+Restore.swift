@@ -132,7 +132,6 @@ extension Engine {
     private mutating func rebuildDocument() {
         for id in self.activities.keys.sorted() { _ = self.rerender(id) }
         for id in self.devices.keys { self.sceneBase.islands[id] = self.islandPick(on: id) }
-        for (id, activity) in self.activities { self.document[.activities, id] = self.activityJSON(activity) }
         for (id, app) in self.apps { self.document[.apps, id] = self.appJSON(app) }
         var pass = WidgetRenderPass(self)
         for id in self.widgets.keys.sorted() {
