@@ -11,20 +11,15 @@ extension Engine {
         let path = JSONPointer(tokens: [DocumentSection.activities.rawValue, id])
         let configuration = self.configuration
         let publishedConfiguration = self.changes.publishedConfiguration ?? configuration
-        switch (published, self.activities[id]) {
-        case (nil, nil):
-            return
-        case (nil, let activity?):
-            patch.append(.add(path, Self.activityJSON(activity, configuration)))
-        case (_?, nil):
-            patch.append(.remove(path))
-        case (let was?, let now?):
+        let found: Void? = self.activities.read(id) { now in
+            guard let was = published else { return patch.append(.add(path, Self.activityJSON(now, configuration))) }
             let entries = EntryConfigurations(was: publishedConfiguration, now: configuration)
             Self.diff(was, now, entries, path, into: &patch)
             assert(
                 Self.diffMatchesEntries(was, now, entries, path),
                 "activity \(id)'s operations differ from those of its entries' diff")
         }
+        if found == nil, published != nil { patch.append(.remove(path)) }
     }
 
     /// The configurations an activity's published and current entries were built under.

@@ -6,26 +6,28 @@ extension Engine {
     /// Changes an existing activity in place.
     /// - Parameter render: whether its fragments must be rendered again (content or state changed).
     mutating func modifyActivity(_ id: String, render: Bool = true, _ body: (inout Activity) -> Void) {
-        guard var activity = self.activities[id] else { return }
-        self.changes.touchActivity(id, published: activity, render: render)
-        let before = PresentationIndex.Membership(activity)
-        let wasOngoing = activity.isOngoing
-        body(&activity)
-        self.activities[id] = activity
-        self.noteChange(of: activity, before: before, wasOngoing: wasOngoing)
+        // (An id with no activity is noted as published absent and still absent: no operation.)
+        self.changes.touchActivity(id, published: self.activities[id], render: render)
+        let change = self.activities.modify(id) { activity in
+            let before = PresentationIndex.Membership(activity)
+            let wasOngoing = activity.isOngoing
+            body(&activity)
+            return ActivityChange(activity, before: before, wasOngoing: wasOngoing)
+        }
+        if let change { self.noteChange(change) }
     }
 
     /// Adds a new activity.
     mutating func insertActivity(_ activity: Activity) {
         self.changes.touchActivity(activity.id, published: self.activities[activity.id], render: true)
         self.activities[activity.id] = activity
-        self.apps[activity.app]?.activities.insert(activity.id)
+        self.apps.modify(activity.app) { _ = $0.activities.insert(activity.id) }
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
         if let channel = activity.channel {
             self.channelSubscribers[channel, default: []].insert(activity.id)
             self.noteChange(ofChannel: channel, app: activity.app)
         }
-        self.noteChange(of: activity, before: .init(nil), wasOngoing: false)
+        self.noteChange(ActivityChange(activity, before: .absent, wasOngoing: false))
     }
 
     /// Forgets an activity: removes it from the document and the index; its push token is
@@ -35,9 +37,9 @@ extension Engine {
     mutating func removeActivity(_ id: String, retiring: Bool = true) {
         guard let activity = self.activities.removeValue(forKey: id) else { return }
         self.indexes.update(
-            device: activity.device, from: .init(activity), to: .init(nil), changes: &self.changes.scenes)
+            device: activity.device, from: .init(activity), to: .absent, changes: &self.changes.scenes)
         if activity.isOngoing { self.ongoing.adjust(device: activity.device, app: activity.app, by: -1) }
-        self.apps[activity.app]?.activities.remove(id)
+        self.apps.modify(activity.app) { _ = $0.activities.remove(id) }
         if let channel = activity.channel {
             self.channelSubscribers[channel]?.remove(id)
             if self.channelSubscribers[channel]?.isEmpty == true { self.channelSubscribers[channel] = nil }
@@ -54,10 +56,10 @@ extension Engine {
         self.collapsePresentations(of: id)
     }
 
-    private mutating func noteChange(of activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool) {
-        self.indexes.update(device: activity.device, from: before, to: .init(activity), changes: &self.changes.scenes)
-        if wasOngoing != activity.isOngoing {
-            self.ongoing.adjust(device: activity.device, app: activity.app, by: activity.isOngoing ? 1 : -1)
+    private mutating func noteChange(_ change: ActivityChange) {
+        self.indexes.update(device: change.device, from: change.before, to: change.after, changes: &self.changes.scenes)
+        if change.wasOngoing != change.isOngoing {
+            self.ongoing.adjust(device: change.device, app: change.app, by: change.isOngoing ? 1 : -1)
         }
     }
 
@@ -83,7 +85,7 @@ extension Engine {
 
     /// Arms (or cancels, with `nil`) the LA-5 stale deadline of an active activity.
     mutating func armStaleDeadline(_ id: String, at instant: Instant?) {
-        if instant == nil, self.activities[id]?.armed.stale == nil { return }
+        if instant == nil, self.activities.read(id, { $0.armed.stale }) ?? nil == nil { return }
         let sequence = instant.map { self.scheduler.schedule(.activityStale(activity: id), at: $0) }
         self.modifyActivity(id, render: false) { $0.armed.stale = sequence }
     }
@@ -150,5 +152,24 @@ extension Engine {
             activity.armed = ArmedDeadlines(removal: removal)
         }
         self.collapsePresentations(of: id)
+    }
+}
+
+/// What the index and the LA-4 counters need to know of a change to an activity.
+private struct ActivityChange {
+    var device: String?
+    var app: String
+    var before: PresentationIndex.Membership
+    var after: PresentationIndex.Membership
+    var wasOngoing: Bool
+    var isOngoing: Bool
+
+    init(_ activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool) {
+        self.device = activity.device
+        self.app = activity.app
+        self.before = before
+        self.after = PresentationIndex.Membership(activity)
+        self.wasOngoing = wasOngoing
+        self.isOngoing = activity.isOngoing
     }
 }

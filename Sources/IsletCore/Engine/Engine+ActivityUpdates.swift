@@ -38,7 +38,7 @@ extension Engine {
     /// - Throws: only for a non-push update over the LA-2 limit.
     /// - Parameter recording: `false` when the caller records the delivery itself (broadcasts).
     mutating func deliverUpdate(_ update: ActivityUpdate, recording: Bool = true) throws(APIError) -> DeliveryOutcome {
-        guard let activity = self.activities[update.id] else { return .ignored("activity_gone") }
+        guard let activity = self.activities.read(update.id, UpdateTarget.init) else { return .ignored("activity_gone") }
         let outcome: DeliveryOutcome
         if activity.phase == .ended || activity.phase == .dismissed {
             outcome = .ignored("activity_ended")
@@ -85,7 +85,7 @@ extension Engine {
             staleAt = isStale ? nil : activity.content.staleDate
             alerting = update.alert != nil
         }
-        if self.activities[update.id]?.phase != .pending { self.armStaleDeadline(update.id, at: staleAt) }
+        if self.activities.read(update.id, { $0.phase }) != .pending { self.armStaleDeadline(update.id, at: staleAt) }
         if alerting { self.presentAlert(of: update.id) }
     }
 
@@ -158,7 +158,7 @@ extension Engine {
     private static let contentStatePointer: JSONPointer = "/content/state"
 
     /// Why rendering `state` with the activity's templates would be over budget, if it would.
-    fileprivate func renderBudgetProblem(_ activity: Activity, state: JSONObject) -> APIError? {
+    fileprivate func renderBudgetProblem(_ activity: UpdateTarget, state: JSONObject) -> APIError? {
         do throws(APIError) {
             try self.checkRenderBudget(
                 app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
@@ -167,5 +167,22 @@ extension Engine {
         } catch {
             return error
         }
+    }
+}
+
+/// What delivering an update reads of its activity (read in place, not copied whole).
+private struct UpdateTarget {
+    var app: String
+    var attributesType: String
+    var attributes: JSONObject
+    var phase: ActivityPhase
+    var lastTimestamp: Instant?
+
+    init(_ activity: Activity) {
+        self.app = activity.app
+        self.attributesType = activity.attributesType
+        self.attributes = activity.attributes
+        self.phase = activity.phase
+        self.lastTimestamp = activity.lastTimestamp
     }
 }

@@ -103,7 +103,7 @@ extension Engine {
                 publication.unpublish(touched.id, into: &patch)
                 continue
             }
-            let found = self.widgets.modify(slot: slot) { publication.publish(&$0, into: &patch) }
+            let found: Void? = self.widgets.modify(slot: slot) { publication.publish(&$0, into: &patch) }
             assert(found != nil, "a widget to publish was moved out of its slot")
         }
     }

@@ -5,18 +5,21 @@ extension Engine {
     /// Renders an activity's fragments again, unless nothing its templates read changed since
     /// they were last rendered (``ContextReads``). Returns whether it rendered.
     mutating func rerender(_ id: String) -> Bool {
-        guard var activity = self.activities[id] else { return false }
-        let context = self.renderContext(activity)
-        if let last = activity.render, let lastContext = activity.renderedContext,
-            last.reads.agree(lastContext, context)
-        {
-            return false
+        let rendering = self.activities.read(id) { activity -> (RenderedPresentation, context: JSONValue)? in
+            let context = self.renderContext(activity)
+            if let last = activity.render, let lastContext = activity.renderedContext,
+                last.reads.agree(lastContext, context)
+            {
+                return nil
+            }
+            return (self.render(activity, context: context), context)
         }
-        let rendered = self.render(activity, context: context)
-        activity.render = rendered
-        activity.renderedFragments = Self.fragmentsJSON(rendered)
-        activity.renderedContext = context
-        self.activities[id] = activity
+        guard let (rendered, context) = rendering ?? nil else { return false }
+        self.activities.modify(id) { activity in
+            activity.render = rendered
+            activity.renderedFragments = Self.fragmentsJSON(rendered)
+            activity.renderedContext = context
+        }
         return true
     }
 

@@ -1,16 +1,17 @@
 internal import HashTreeCollections
 
-/// A persistent map from ids to large entities (activities, apps), each held in its own
-/// immutable box.
+/// A persistent map from ids to large entities (activities, apps), each held in its own box.
 ///
 /// A `TreeDictionary` stores values inline in its nodes, and a batch runs on a copy of the
 /// engine: the first change to an entity then copies the whole node it sits in, each of its
 /// (up to 32) neighbours retaining its dozen strings, arrays and objects. With boxes, copying a
-/// node retains one reference per neighbour, and a change stores a new box.
+/// node retains one reference per neighbour, and a change stores a new box, or (``modify``)
+/// changes the box in place when no copy shares it.
 struct EntityMap<Value: Sendable>: Sendable {
-    /// One entity, never changed after it is made (so sharing it between copies is safe).
-    final class Box: Sendable {
-        let value: Value
+    /// One entity. Changed in place only while one map holds it (copy on write, like the
+    /// map's own nodes), so a copy of the map never sees another's change.
+    final class Box: @unchecked Sendable {
+        var value: Value
 
         init(_ value: Value) {
             self.value = value
@@ -29,6 +30,25 @@ struct EntityMap<Value: Sendable>: Sendable {
     subscript(id: String) -> Value? {
         get { self.boxes[id]?.value }
         set { self.boxes[id] = newValue.map(Box.init) }
+    }
+
+    /// Calls `body` on the entity of `id` in place, or on a copy of it in a box of its own
+    /// when a copy of the map shares its box; `nil` when there is none.
+    /// - Complexity: O(log n).
+    mutating func modify<R>(_ id: String, _ body: (inout Value) -> R) -> R? {
+        self.boxes.updateValue(forKey: id) { box -> R? in
+            guard box != nil else { return nil }
+            if !isKnownUniquelyReferenced(&box!) { box = Box(box!.value) }
+            return body(&box!.value)
+        }
+    }
+
+    /// Calls `body` on the entity of `id` without copying it out of its box; `nil` when there
+    /// is none.
+    /// - Complexity: O(log n).
+    func read<R>(_ id: String, _ body: (Value) -> R) -> R? {
+        guard let box = self.boxes[id] else { return nil }
+        return body(box.value)
     }
 
     /// Whether an entity has this id, without copying it out of its box.

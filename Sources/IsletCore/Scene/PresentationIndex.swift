@@ -41,11 +41,20 @@ struct PresentationIndex: Sendable {
         var onLockScreen: Bool
         var inIsland: Bool
 
-        init(_ activity: Activity?) {
-            self.key = activity.flatMap(RankKey.init)
-            self.onLockScreen = activity?.isOnLockScreen ?? false
-            self.inIsland = activity?.isIslandCandidate ?? false
+        init(_ activity: Activity) {
+            self.key = RankKey(activity)
+            self.onLockScreen = activity.isOnLockScreen
+            self.inIsland = activity.isIslandCandidate
         }
+
+        private init() {
+            self.key = nil
+            self.onLockScreen = false
+            self.inIsland = false
+        }
+
+        /// A removed (or not yet added) activity's.
+        static let absent = Membership()
     }
 
     /// One change of the Lock Screen order, with its position at the moment it happened, so

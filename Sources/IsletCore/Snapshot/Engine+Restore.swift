@@ -74,7 +74,7 @@ extension Engine {
         if let token = activity.pushToken { self.tokens[token] = .activity(id: activity.id) }
         if let channel = activity.channel { self.channelSubscribers[channel, default: []].insert(activity.id) }
         var ignored: [String: SceneChange] = [:]
-        self.indexes.update(device: activity.device, from: .init(nil), to: .init(activity), changes: &ignored)
+        self.indexes.update(device: activity.device, from: .absent, to: .init(activity), changes: &ignored)
         if activity.isOngoing { self.ongoing.adjust(device: activity.device, app: activity.app, by: 1) }
     }
 
