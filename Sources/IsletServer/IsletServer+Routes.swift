@@ -306,7 +306,9 @@ extension IsletServer {
         writer.write(engine.nextDeadline.map { .string($0.rfc3339) } ?? .null)
         writer.writeRaw(",\"result\":")
         writer.write(engine.value(at: "/clock") ?? .null)
-        writer.writeRaw(",\"rev\":\(simulation.live.publishedRev)}")
+        writer.writeRaw(",\"rev\":")
+        writer.write(integer: simulation.live.publishedRev)
+        writer.writeRaw("}")
         return .json200(writer.bytes)
     }
 

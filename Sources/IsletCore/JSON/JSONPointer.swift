@@ -58,7 +58,12 @@ public struct JSONPointer: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// This pointer extended by one token.
     public func appending(_ token: String) -> JSONPointer {
-        JSONPointer(tokens: self.tokens + [token])
+        // One allocation of the exact size (`tokens + [token]` makes two, and a spare capacity).
+        var tokens: [String] = []
+        tokens.reserveCapacity(self.tokens.count + 1)
+        tokens.append(contentsOf: self.tokens)
+        tokens.append(token)
+        return JSONPointer(tokens: tokens)
     }
 
     /// This pointer extended by an array index.
@@ -68,7 +73,11 @@ public struct JSONPointer: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// This pointer extended by all tokens of `other`.
     public func appending(_ other: JSONPointer) -> JSONPointer {
-        JSONPointer(tokens: self.tokens + other.tokens)
+        var tokens: [String] = []
+        tokens.reserveCapacity(self.tokens.count + other.tokens.count)
+        tokens.append(contentsOf: self.tokens)
+        tokens.append(contentsOf: other.tokens)
+        return JSONPointer(tokens: tokens)
     }
 
     /// True when `self` addresses `other` or something inside it.

@@ -134,10 +134,14 @@ public struct JSONWriter: Sendable {
         self.bytes.append(contentsOf: json)
     }
 
+    /// Appends an integer as a JSON number (revision numbers and counters, exact past 2^53).
+    public mutating func write(integer value: some BinaryInteger) {
+        self.bytes.append(contentsOf: String(value).utf8)
+    }
+
     /// Appends raw punctuation or a literal, for callers streaming a larger document.
-    public mutating func writeRaw(_ text: String) {
-        var text = text
-        text.withUTF8 { self.bytes.append(contentsOf: $0) }
+    public mutating func writeRaw(_ text: StaticString) {
+        text.withUTF8Buffer { self.bytes.append(contentsOf: $0) }
     }
 }
 

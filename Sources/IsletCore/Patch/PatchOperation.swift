@@ -82,9 +82,14 @@ public struct PatchOperation: Sendable, Hashable, CustomStringConvertible {
             writer.write(pointer: from)
             writer.writeRaw(",")
         }
-        writer.writeRaw("\"op\":\"")
-        writer.writeRaw(self.kind.rawValue)
-        writer.writeRaw("\",\"path\":")
+        switch self.kind {
+        case .add: writer.writeRaw("\"op\":\"add\",\"path\":")
+        case .remove: writer.writeRaw("\"op\":\"remove\",\"path\":")
+        case .replace: writer.writeRaw("\"op\":\"replace\",\"path\":")
+        case .move: writer.writeRaw("\"op\":\"move\",\"path\":")
+        case .copy: writer.writeRaw("\"op\":\"copy\",\"path\":")
+        case .test: writer.writeRaw("\"op\":\"test\",\"path\":")
+        }
         writer.write(pointer: self.path)
         if let value = self.value {
             writer.writeRaw(",\"value\":")

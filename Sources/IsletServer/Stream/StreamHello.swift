@@ -27,7 +27,9 @@ struct StreamHello {
             writer.writeRaw(",\"node\":")
             writer.write(string: node)
         }
-        writer.writeRaw(",\"rev\":\(position.revision),\"server\":")
+        writer.writeRaw(",\"rev\":")
+        writer.write(integer: position.revision)
+        writer.writeRaw(",\"server\":")
         writer.write(string: "islet/\(IsletVersion.current)")
         writer.writeRaw(",\"type\":\"hello\"}")
         return writer.bytes

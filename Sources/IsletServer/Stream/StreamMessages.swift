@@ -9,7 +9,8 @@ enum StreamMessages {
         var writer = JSONWriter(reservingCapacity: encodedOps.count + 48)
         writer.writeRaw("{\"ops\":")
         writer.writeEncoded(encodedOps)
-        writer.writeRaw(",\"rev\":\(rev)")
+        writer.writeRaw(",\"rev\":")
+        writer.write(integer: rev)
         Self.writeSimulation(simulation, into: &writer)
         if let sub {
             writer.writeRaw(",\"sub\":")
@@ -37,7 +38,8 @@ enum StreamMessages {
             writer.writeRaw(",\"reason\":")
             writer.write(string: reason)
         }
-        writer.writeRaw(",\"rev\":\(rev)")
+        writer.writeRaw(",\"rev\":")
+        writer.write(integer: rev)
         Self.writeSimulation(simulation, into: &writer)
         writer.writeRaw(",\"sub\":")
         writer.write(string: sub)
@@ -66,7 +68,9 @@ enum StreamMessages {
         var writer = JSONWriter()
         writer.writeRaw("{\"id\":")
         writer.write(id)
-        writer.writeRaw(",\"rev\":\(revision.rev),\"results\":")
+        writer.writeRaw(",\"rev\":")
+        writer.write(integer: revision.rev)
+        writer.writeRaw(",\"results\":")
         writer.write(array: revision.results)
         writer.writeRaw(",\"type\":\"ack\"}")
         return writer.bytes
@@ -75,7 +79,9 @@ enum StreamMessages {
     /// `{"resumed":true,"rev":n,"sub":sid,"type":"subscribed"}`.
     static func subscribed(sub: String, since: UInt64) -> [UInt8] {
         var writer = JSONWriter()
-        writer.writeRaw("{\"resumed\":true,\"rev\":\(since),\"sub\":")
+        writer.writeRaw("{\"resumed\":true,\"rev\":")
+        writer.write(integer: since)
+        writer.writeRaw(",\"sub\":")
         writer.write(string: sub)
         writer.writeRaw(",\"type\":\"subscribed\"}")
         return writer.bytes
@@ -117,7 +123,9 @@ func stateBody(epoch: String, path: JSONPointer, rev: UInt64, writeValue: (inout
     writer.write(string: epoch)
     writer.writeRaw(",\"path\":")
     writer.write(string: path.description)
-    writer.writeRaw(",\"rev\":\(rev),\"value\":")
+    writer.writeRaw(",\"rev\":")
+    writer.write(integer: rev)
+    writer.writeRaw(",\"value\":")
     writeValue(&writer)
     writer.writeRaw("}")
     return writer.bytes
@@ -128,7 +136,9 @@ func resultBody(rev: UInt64, result: JSONValue) -> [UInt8] {
     var writer = JSONWriter()
     writer.writeRaw("{\"result\":")
     writer.write(result)
-    writer.writeRaw(",\"rev\":\(rev)}")
+    writer.writeRaw(",\"rev\":")
+    writer.write(integer: rev)
+    writer.writeRaw("}")
     return writer.bytes
 }
 
@@ -137,6 +147,8 @@ func resultsBody(rev: UInt64, results: [JSONValue]) -> [UInt8] {
     var writer = JSONWriter()
     writer.writeRaw("{\"results\":")
     writer.write(array: results)
-    writer.writeRaw(",\"rev\":\(rev)}")
+    writer.writeRaw(",\"rev\":")
+    writer.write(integer: rev)
+    writer.writeRaw("}")
     return writer.bytes
 }
