@@ -136,46 +136,51 @@ extension Engine {
     private mutating func storeApp(_ id: String, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
         let log = self.deliveryLogs[id] ?? []
-        switch (self.document[.apps, id], self.apps[id]) {
-        case (nil, nil):
-            return
-        case (nil, let app?):
-            let stored = self.appJSON(app)
-            var added = stored
-            try? added.set(.array(log), at: Self.deliveriesPointer)
-            patch.append(.add(path, added))
-            self.document[.apps, id] = stored
-            return
-        case (_?, nil):
-            patch.append(.remove(path))
-            self.document[.apps, id] = nil
-            return
-        case (.object(let old)?, let app?):
-            if self.changes.apps.contains(id) {
-                guard case .object(var channels)? = old["channels"] else {
-                    preconditionFailure("app \(id)'s stored entry has no channels object")
-                }
-                let channelPath = path.appending("channels")
-                for channelID in (self.changes.channels[id] ?? []).sorted() {
-                    let before = channels[channelID]
-                    let after = app.channels[channelID].map(self.channelJSON)
-                    switch (before, after) {
-                    case (nil, nil): continue
-                    case (nil, let value?): patch.append(.add(channelPath.appending(channelID), value))
-                    case (_?, nil): patch.append(.remove(channelPath.appending(channelID)))
-                    case (let was?, let value?):
-                        JSONPatch.diff(was, value, channelPath.appending(channelID), &patch)
+        // The push path's common case, an app shown before whose log alone changed, reads
+        // neither the app nor its entry.
+        let logOnly = !self.changes.apps.contains(id) && self.apps.contains(id) && self.document[.apps, id] != nil
+        if !logOnly {
+            switch (self.document[.apps, id], self.apps[id]) {
+            case (nil, nil):
+                return
+            case (nil, let app?):
+                let stored = self.appJSON(app)
+                var added = stored
+                try? added.set(.array(log), at: Self.deliveriesPointer)
+                patch.append(.add(path, added))
+                self.document[.apps, id] = stored
+                return
+            case (_?, nil):
+                patch.append(.remove(path))
+                self.document[.apps, id] = nil
+                return
+            case (.object(let old)?, let app?):
+                if self.changes.apps.contains(id) {
+                    guard case .object(var channels)? = old["channels"] else {
+                        preconditionFailure("app \(id)'s stored entry has no channels object")
                     }
-                    channels[channelID] = after
+                    let channelPath = path.appending("channels")
+                    for channelID in (self.changes.channels[id] ?? []).sorted() {
+                        let before = channels[channelID]
+                        let after = app.channels[channelID].map(self.channelJSON)
+                        switch (before, after) {
+                        case (nil, nil): continue
+                        case (nil, let value?): patch.append(.add(channelPath.appending(channelID), value))
+                        case (_?, nil): patch.append(.remove(channelPath.appending(channelID)))
+                        case (let was?, let value?):
+                            JSONPatch.diff(was, value, channelPath.appending(channelID), &patch)
+                        }
+                        channels[channelID] = after
+                    }
+                    let rebuilt = self.appJSON(app, channels: .object(channels))
+                    if case .object(let new) = rebuilt {
+                        JSONPatch.diff(old, new, skipping: ["channels"], path, &patch)
+                    }
+                    self.document[.apps, id] = rebuilt
                 }
-                let rebuilt = self.appJSON(app, channels: .object(channels))
-                if case .object(let new) = rebuilt {
-                    JSONPatch.diff(old, new, skipping: ["channels"], path, &patch)
-                }
-                self.document[.apps, id] = rebuilt
+            case (_?, _?):
+                preconditionFailure("app \(id)'s stored entry is not an object")
             }
-        case (_?, _?):
-            preconditionFailure("app \(id)'s stored entry is not an object")
         }
         guard let change = self.changes.deliveryLogs[id] else { return }
         let logPath = path.appending(Self.deliveriesPointer)
