@@ -40,14 +40,7 @@ extension Engine {
     /// What templates see. It deliberately holds no "now": fragments change only when the
     /// activity or its app changes, never by the passing of time (countdowns are client-side).
     func renderContext(_ activity: Activity) -> JSONValue {
-        let app = self.apps[activity.app]
-        var identity = JSONObject()
-        if let colors = app?.identity {
-            identity["tint"] = colors.tint.map(JSONValue.string)
-            identity["background"] = colors.background.map(JSONValue.string)
-            identity["foreground"] = colors.foreground.map(JSONValue.string)
-            identity["keyline"] = colors.keyline.map(JSONValue.string)
-        }
+        let app = self.apps.read(activity.app) { (name: $0.name, identity: $0.identity.contextJSON) }
         let details: JSONObject = [
             "activityState": .string(activity.phase.rawValue),
             "attributesType": .string(activity.attributesType),
@@ -63,7 +56,8 @@ extension Engine {
             "activity": .object(details),
             "alert": activity.alert?.json ?? .null,
             "app": [
-                "id": .string(activity.app), "identity": .object(identity), "name": .string(app?.name ?? activity.app),
+                "id": .string(activity.app), "identity": app?.identity ?? .object(JSONObject()),
+                "name": .string(app?.name ?? activity.app),
             ],
             "attributes": .object(activity.attributes),
             "state": .object(activity.content.state),
@@ -119,13 +113,7 @@ struct WidgetRenderPass {
     }
 
     private func appRenderInfo(_ id: String) -> (name: String, identity: JSONValue) {
-        guard let app = self.apps[id] else { return (id, .object(JSONObject())) }
-        var identity = JSONObject()
-        identity["tint"] = app.identity.tint.map(JSONValue.string)
-        identity["background"] = app.identity.background.map(JSONValue.string)
-        identity["foreground"] = app.identity.foreground.map(JSONValue.string)
-        identity["keyline"] = app.identity.keyline.map(JSONValue.string)
-        return (app.name, .object(identity))
+        self.apps.read(id) { ($0.name, $0.identity.contextJSON) } ?? (id, .object(JSONObject()))
     }
 }
 
@@ -166,4 +154,16 @@ func widgetRenderContext(
         "widget": .object(details),
     ]
     return .object(context)
+}
+
+extension App.Identity {
+    /// The colours templates see under `app.identity`: the ones set, by name.
+    var contextJSON: JSONValue {
+        let colors: [(String, String?)] = [
+            ("background", self.background), ("foreground", self.foreground), ("keyline", self.keyline),
+            ("tint", self.tint),
+        ]
+        return .object(
+            JSONObject(sortedUniqueMembers: colors.compactMap { name, value in value.map { .init(key: name, value: .string($0)) } }))
+    }
 }

@@ -126,6 +126,23 @@ public struct JSONObject: Sendable, Hashable {
     /// The members, sorted by key, keys unique.
     public private(set) var members: [Member]
 
+    /// Member by member, read in place: comparing the arrays would copy each member out and
+    /// retain its key and value (equal objects that share storage answer at once).
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.withUnsafeBufferPointer { a in
+            rhs.members.withUnsafeBufferPointer { b in
+                guard a.count == b.count else { return false }
+                guard a.baseAddress != b.baseAddress else { return true }
+                for index in a.indices {
+                    guard a[index].key.hasSameCodePoints(as: b[index].key), a[index].value == b[index].value else {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
+    }
+
     public init() { self.members = [] }
 
     /// Builds an object from key/value pairs; a repeated key keeps its last value.
@@ -244,19 +261,25 @@ extension [JSONObject.Member] {
 
 extension String {
     /// Whether the two strings are the same code points: JSON's equality of strings and names.
-    /// Swift's `==` also equates canonically equivalent strings ("é" and "e\u{301}"), so it only
-    /// filters: the same storage (`_isIdentical`) answers at once, and only equivalent strings
-    /// have their bytes compared.
+    /// Swift's `==` also equates canonically equivalent strings ("é" and "e\u{301}"), so the
+    /// UTF-8 bytes are compared instead (the same code points are the same bytes), eight at a
+    /// time; the same storage (`_isIdentical`) answers at once.
     func hasSameCodePoints(as other: String) -> Bool {
-        self._isIdentical(to: other) || (self == other && self.compareBytes(other) == 0)
+        if self._isIdentical(to: other) { return true }
+        guard self.utf8.count == other.utf8.count else { return false }
+        var (mine, theirs) = (self, other)
+        return mine.withUTF8 { mine in theirs.withUTF8 { theirs in sameBytes(mine, theirs) } }
     }
 
     /// Whether this key comes first in an object: in Swift's order of strings (code point order
     /// of their NFC forms, so code point order for keys in NFC), and canonically equivalent keys
     /// in the order of their bytes.
     func sortsBefore(_ other: String) -> Bool {
+        // The same storage (a literal key, or any key of up to 15 bytes, which is stored inline)
+        // is the common case of a merge walk over two objects.
+        if self._isIdentical(to: other) { return false }
         if self < other { return true }
-        guard !self._isIdentical(to: other), self == other else { return false }
+        guard self == other else { return false }
         return self.compareBytes(other) < 0
     }
 
@@ -270,4 +293,24 @@ extension String {
             }
         }
     }
+}
+
+/// Whether two buffers of the same length hold the same bytes.
+private func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let first = a.baseAddress, let second = b.baseAddress, first != second else { return true }
+    let (x, y) = (UnsafeRawPointer(first), UnsafeRawPointer(second))
+    var offset = 0
+    while offset + 8 <= a.count {
+        if x.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            != y.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+            return false
+        }
+        offset += 8
+    }
+    while offset < a.count {
+        if first[offset] != second[offset] { return false }
+        offset += 1
+    }
+    return true
 }

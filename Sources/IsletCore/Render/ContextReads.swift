@@ -65,8 +65,15 @@ public struct ContextReads: Sendable, Hashable {
         }
     }
 
-    /// Walks two sorted member lists together; only members that differ look up their name.
+    /// Walks two sorted member lists together, in place (not copying members out); only
+    /// members that differ look up their name.
     private func agree(_ old: [JSONObject.Member], _ new: [JSONObject.Member]) -> Bool {
+        old.withUnsafeBufferPointer { old in new.withUnsafeBufferPointer { new in self.agree(old, new) } }
+    }
+
+    private func agree(_ old: UnsafeBufferPointer<JSONObject.Member>, _ new: UnsafeBufferPointer<JSONObject.Member>)
+        -> Bool
+    {
         var (oldIndex, newIndex) = (0, 0)
         while oldIndex < old.count || newIndex < new.count {
             if newIndex == new.count || (oldIndex < old.count && old[oldIndex].key.sortsBefore(new[newIndex].key)) {
@@ -76,12 +83,11 @@ public struct ContextReads: Sendable, Hashable {
                 if self.names[new[newIndex].key] != nil { return false }
                 newIndex += 1
             } else {
-                let (was, value) = (old[oldIndex].value, new[newIndex].value)
-                if was != value {
+                if old[oldIndex].value != new[newIndex].value {
                     switch self.names[new[newIndex].key] {
                     case nil: break
                     case .whole?: return false
-                    case .members?: if !self.agree(was, value) { return false }
+                    case .members?: if !self.agree(old[oldIndex].value, new[newIndex].value) { return false }
                     }
                 }
                 oldIndex += 1
