@@ -159,11 +159,11 @@ func widgetRenderContext(
 extension App.Identity {
     /// The colours templates see under `app.identity`: the ones set, by name.
     var contextJSON: JSONValue {
-        let colors: [(String, String?)] = [
-            ("background", self.background), ("foreground", self.foreground), ("keyline", self.keyline),
-            ("tint", self.tint),
-        ]
-        return .object(
-            JSONObject(sortedUniqueMembers: colors.compactMap { name, value in value.map { .init(key: name, value: .string($0)) } }))
+        var members: [JSONObject.Member] = []
+        if let color = self.background { members.append(.init(key: "background", value: .string(color))) }
+        if let color = self.foreground { members.append(.init(key: "foreground", value: .string(color))) }
+        if let color = self.keyline { members.append(.init(key: "keyline", value: .string(color))) }
+        if let color = self.tint { members.append(.init(key: "tint", value: .string(color))) }
+        return .object(JSONObject(sortedUniqueMembers: members))
     }
 }

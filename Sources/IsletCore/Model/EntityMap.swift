@@ -8,13 +8,27 @@ internal import HashTreeCollections
 /// node retains one reference per neighbour, and a change stores a new box, or (``modify``)
 /// changes the box in place when no copy shares it.
 struct EntityMap<Value: Sendable>: Sendable {
-    /// One entity. Changed in place only while one map holds it (copy on write, like the
-    /// map's own nodes), so a copy of the map never sees another's change.
-    final class Box: @unchecked Sendable {
-        var value: Value
+    /// One entity, in a buffer of its own. It is read through the buffer's pointer (a read
+    /// of a class's stored property would copy the entity out, and a borrow of it would be a
+    /// formal access that two threads reading one box at once would race on), and changed in
+    /// place only while one map holds it (copy on write, like the map's own nodes), so a copy
+    /// of the map never sees another's change.
+    struct Box: @unchecked Sendable {
+        private var buffer: ManagedBuffer<Value, UInt8>
 
         init(_ value: Value) {
-            self.value = value
+            self.buffer = .create(minimumCapacity: 0) { _ in value }
+        }
+
+        var value: Value { self.buffer.header }
+
+        func read<R>(_ body: (Value) -> R) -> R {
+            self.buffer.withUnsafeMutablePointerToHeader { body($0.pointee) }
+        }
+
+        mutating func modify<R>(_ body: (inout Value) -> R) -> R {
+            if !isKnownUniquelyReferenced(&self.buffer) { self = Box(self.value) }
+            return self.buffer.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
         }
     }
 
@@ -38,8 +52,7 @@ struct EntityMap<Value: Sendable>: Sendable {
     mutating func modify<R>(_ id: String, _ body: (inout Value) -> R) -> R? {
         self.boxes.updateValue(forKey: id) { box -> R? in
             guard box != nil else { return nil }
-            if !isKnownUniquelyReferenced(&box!) { box = Box(box!.value) }
-            return body(&box!.value)
+            return box!.modify(body)
         }
     }
 
@@ -47,8 +60,7 @@ struct EntityMap<Value: Sendable>: Sendable {
     /// is none.
     /// - Complexity: O(log n).
     func read<R>(_ id: String, _ body: (Value) -> R) -> R? {
-        guard let box = self.boxes[id] else { return nil }
-        return body(box.value)
+        self.boxes[id]?.read(body)
     }
 
     /// Whether an entity has this id, without copying it out of its box.
