@@ -201,13 +201,23 @@ public struct RandomCommands {
     }
 
     private mutating func configSet() -> JSONValue {
-        switch self.int(0...3) {
+        switch self.int(0...4) {
         case 0:
             return [
                 "type": "config.set", "values": ["lowPriorityDelaySeconds": .number(Double(self.pick([0, 5, 120])))],
             ]
         case 1: return ["type": "config.set", "values": ["pushBudgetPerHour": .number(Double(self.pick([2, 15])))]]
         case 2: return ["type": "config.set", "values": ["minimalPolicy": .string(self.pick(["score", "start"]))]]
+        case 3:
+            // Activities' `render.layout` follows these (a revision publishes them from the
+            // configuration before it).
+            return [
+                "type": "config.set",
+                "values": [
+                    "defaultPresentationHeight": .number(Double(self.pick([100, 140, 170]))),
+                    "shortBandMaxHeight": .number(Double(self.pick([110, 130]))),
+                ],
+            ]
         default:
             return ["type": "config.set", "values": ["alertExpandedSeconds": .number(Double(self.pick([1, 4, 30])))]]
         }

@@ -44,7 +44,6 @@ struct StateDocument: Sendable {
         set { self.sections[section.ordinal][key] = newValue }
     }
 
-    func count(of section: DocumentSection) -> Int { self.sections[section.ordinal].count }
 
     /// The keys of a section in canonical (sorted) order.
     /// - Complexity: O(k log k) for k keys.

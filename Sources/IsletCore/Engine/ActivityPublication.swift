@@ -10,20 +10,20 @@ extension Engine {
     func publishActivity(_ id: String, was published: Activity?, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.activities.rawValue, id])
         let configuration = self.configuration
-        let publishedConfiguration = self.changes.publishedConfiguration ?? configuration
-        let found: Void? = self.activities.read(id) { now in
-            guard let was = published else { return patch.append(.add(path, Self.activityJSON(now, configuration))) }
-            let entries = EntryConfigurations(was: publishedConfiguration, now: configuration)
-            Self.diff(was, now, entries, path, into: &patch)
-            assert(
-                Self.diffMatchesEntries(was, now, entries, path),
-                "activity \(id)'s operations differ from those of its entries' diff")
-        }
-        if found == nil, published != nil { patch.append(.remove(path)) }
+        let entries = EntryConfigurations(was: self.changes.publishedConfiguration ?? configuration, now: configuration)
+        let present =
+            self.activities.read(id) { now in
+                guard let was = published else { return patch.append(.add(path, Self.activityJSON(now, configuration))) }
+                Self.diff(was, now, entries, path, into: &patch)
+                assert(
+                    Self.diffMatchesEntries(was, now, entries, path),
+                    "activity \(id)'s operations differ from those of its entries' diff")
+            } != nil
+        if !present, published != nil { patch.append(.remove(path)) }
     }
 
     /// The configurations an activity's published and current entries were built under.
-    struct EntryConfigurations {
+    private struct EntryConfigurations {
         var was: SimulatorConfiguration
         var now: SimulatorConfiguration
     }
@@ -37,13 +37,13 @@ extension Engine {
         func replace(_ key: String, if changed: Bool, _ value: @autoclosure () -> JSONValue) {
             if changed { patch.append(.replace(path.appending(key), value())) }
         }
-        func diff(_ key: String, if changed: Bool, _ old: () -> JSONValue, _ new: () -> JSONValue) {
+        func diffJSON(_ key: String, if changed: Bool, _ old: () -> JSONValue, _ new: () -> JSONValue) {
             if changed { JSONPatch.diff(old(), new(), path.appending(key), &patch) }
         }
         replace("activityState", if: was.phase != now.phase, .string(now.phase.rawValue))
-        diff("alert", if: was.alert != now.alert, { was.alert?.json ?? .null }, { now.alert?.json ?? .null })
+        diffJSON("alert", if: was.alert != now.alert, { was.alert?.json ?? .null }, { now.alert?.json ?? .null })
         replace("app", if: differ(was.app, now.app), .string(now.app))
-        diff("attributes", if: was.attributes != now.attributes, { .object(was.attributes) }, { .object(now.attributes) })
+        diffJSON("attributes", if: was.attributes != now.attributes, { .object(was.attributes) }, { .object(now.attributes) })
         replace("attributesType", if: differ(was.attributesType, now.attributesType), .string(now.attributesType))
         let content = path.appending("content")
         if was.content.relevanceScore != now.content.relevanceScore {
@@ -66,7 +66,7 @@ extension Engine {
         let rendered =
             was.renderedFragments != now.renderedFragments
             || Self.layout(of: was, entries.was) != Self.layout(of: now, entries.now)
-        diff("render", if: rendered, { Self.renderJSON(was, entries.was) }, { Self.renderJSON(now, entries.now) })
+        diffJSON("render", if: rendered, { Self.renderJSON(was, entries.was) }, { Self.renderJSON(now, entries.now) })
         replace("requestedAt", if: was.requestedAt != now.requestedAt, .string(now.requestedAt.rfc3339))
         replace("scheduledStart", if: was.scheduledStart != now.scheduledStart, date(now.scheduledStart))
         replace("source", if: was.source != now.source, .string(now.source.rawValue))

@@ -6,7 +6,7 @@ extension Engine {
     /// Changes an existing activity in place.
     /// - Parameter render: whether its fragments must be rendered again (content or state changed).
     mutating func modifyActivity(_ id: String, render: Bool = true, _ body: (inout Activity) -> Void) {
-        // (An id with no activity is noted as published absent and still absent: no operation.)
+        guard self.activities.contains(id) else { return }
         self.changes.touchActivity(id, published: self.activities[id], render: render)
         let change = self.activities.modify(id) { activity in
             let before = PresentationIndex.Membership(activity)
@@ -30,8 +30,8 @@ extension Engine {
         self.noteChange(ActivityChange(activity, before: .absent, wasOngoing: false))
     }
 
-    /// Forgets an activity: removes it from the document and the index; its push token is
-    /// retired if it was dismissed (AP-4), else dropped.
+    /// Forgets an activity: removes it from the model (and so the document) and the index;
+    /// its push token is retired if it was dismissed (AP-4), else dropped.
     /// - Parameter retiring: `false` when its app is deleted (no token of the app is kept, and
     ///   retiring one could push another app's token past the cap).
     mutating func removeActivity(_ id: String, retiring: Bool = true) {

@@ -1,7 +1,8 @@
 internal import HashTreeCollections
 
-/// The end of a revision: render what changed, rebuild the touched entities' JSON, diff each
-/// against the document, store it, and write the operations.
+/// The end of a revision: render what changed, then write the operations of each touched
+/// entity: activities and widgets compared with what the document showed of them (it stores
+/// neither), the others rebuilt as JSON, diffed against the document and stored.
 extension Engine {
     mutating func finishRevision(results: [JSONValue]) -> Revision {
         self.rev += 1
@@ -130,63 +131,68 @@ extension Engine {
 
     /// Stores an app. Its stored entry holds no delivery log (``VirtualMember``): the log only
     /// ever gains records at the end and loses the oldest, so its operations follow from counts,
-    /// and an app whose log alone changed (the push path's common case: `recordDelivery` does
-    /// not mark the app changed) is neither rebuilt nor stored. Its channels are rebuilt and
-    /// compared only where they changed.
+    /// and an app shown before whose log alone changed (the push path's common case:
+    /// `recordDelivery` does not mark the app changed) is neither read, rebuilt nor stored. Its
+    /// channels are rebuilt and compared only where they changed.
     private mutating func storeApp(_ id: String, into patch: inout EncodedPatch) {
         let path = JSONPointer(tokens: [DocumentSection.apps.rawValue, id])
         let log = self.deliveryLogs[id] ?? []
-        // The push path's common case, an app shown before whose log alone changed, reads
-        // neither the app nor its entry.
         let logOnly = !self.changes.apps.contains(id) && self.apps.contains(id) && self.document[.apps, id] != nil
-        if !logOnly {
-            switch (self.document[.apps, id], self.apps[id]) {
-            case (nil, nil):
-                return
-            case (nil, let app?):
-                let stored = self.appJSON(app)
-                var added = stored
-                try? added.set(.array(log), at: Self.deliveriesPointer)
-                patch.append(.add(path, added))
-                self.document[.apps, id] = stored
-                return
-            case (_?, nil):
-                patch.append(.remove(path))
-                self.document[.apps, id] = nil
-                return
-            case (.object(let old)?, let app?):
-                if self.changes.apps.contains(id) {
-                    guard case .object(var channels)? = old["channels"] else {
-                        preconditionFailure("app \(id)'s stored entry has no channels object")
-                    }
-                    let channelPath = path.appending("channels")
-                    for channelID in (self.changes.channels[id] ?? []).sorted() {
-                        let before = channels[channelID]
-                        let after = app.channels[channelID].map(self.channelJSON)
-                        switch (before, after) {
-                        case (nil, nil): continue
-                        case (nil, let value?): patch.append(.add(channelPath.appending(channelID), value))
-                        case (_?, nil): patch.append(.remove(channelPath.appending(channelID)))
-                        case (let was?, let value?):
-                            JSONPatch.diff(was, value, channelPath.appending(channelID), &patch)
-                        }
-                        channels[channelID] = after
-                    }
-                    let rebuilt = self.appJSON(app, channels: .object(channels))
-                    if case .object(let new) = rebuilt {
-                        JSONPatch.diff(old, new, skipping: ["channels"], path, &patch)
-                    }
-                    self.document[.apps, id] = rebuilt
-                }
-            case (_?, _?):
-                preconditionFailure("app \(id)'s stored entry is not an object")
-            }
-        }
+        guard logOnly || self.storeAppEntry(id, path, log: log, into: &patch) else { return }
         guard let change = self.changes.deliveryLogs[id] else { return }
         let logPath = path.appending(Self.deliveriesPointer)
         let kept = min(change.appended, log.count)
         for _ in 0..<(change.published + kept - log.count) { patch.append(.remove(logPath.appending(0))) }
         for index in (log.count - kept)..<log.count { patch.append(.add(logPath.appending(index), log[index])) }
+    }
+
+    /// Stores an app's entry (without its log: ``storeApp``); returns whether the log's
+    /// operations follow (not for an app added with its log in it, nor for one removed).
+    private mutating func storeAppEntry(
+        _ id: String, _ path: JSONPointer, log: [JSONValue], into patch: inout EncodedPatch
+    ) -> Bool {
+        switch (self.document[.apps, id], self.apps[id]) {
+        case (nil, nil):
+            return false
+        case (nil, let app?):
+            let stored = self.appJSON(app)
+            var added = stored
+            try? added.set(.array(log), at: Self.deliveriesPointer)
+            patch.append(.add(path, added))
+            self.document[.apps, id] = stored
+            return false
+        case (_?, nil):
+            patch.append(.remove(path))
+            self.document[.apps, id] = nil
+            return false
+        case (.object(let old)?, let app?):
+            if self.changes.apps.contains(id) {
+                guard case .object(var channels)? = old["channels"] else {
+                    preconditionFailure("app \(id)'s stored entry has no channels object")
+                }
+                let channelPath = path.appending("channels")
+                for channelID in (self.changes.channels[id] ?? []).sorted() {
+                    let before = channels[channelID]
+                    let after = app.channels[channelID].map(self.channelJSON)
+                    switch (before, after) {
+                    case (nil, nil): continue
+                    case (nil, let value?): patch.append(.add(channelPath.appending(channelID), value))
+                    case (_?, nil): patch.append(.remove(channelPath.appending(channelID)))
+                    case (let was?, let value?):
+                        JSONPatch.diff(was, value, channelPath.appending(channelID), &patch)
+                    }
+                    channels[channelID] = after
+                }
+                let rebuilt = self.appJSON(app, channels: .object(channels))
+                if case .object(let new) = rebuilt {
+                    JSONPatch.diff(old, new, skipping: ["channels"], path, &patch)
+                }
+                self.document[.apps, id] = rebuilt
+            }
+            return true
+        case (_?, _?):
+            preconditionFailure("app \(id)'s stored entry is not an object")
+        }
     }
 
     /// Stores a device. Its stored form holds no Lock Screen list (``VirtualMember``): a new

@@ -166,7 +166,7 @@ private func writeInteger(_ value: Double, to bytes: inout [UInt8]) {
 }
 
 /// Decimal digits of an integer, without building a string (the writer's hot path).
-private func writeDigits(_ value: UInt64, to bytes: inout [UInt8]) {
+func writeDigits(_ value: UInt64, to bytes: inout [UInt8]) {
     var magnitude = value
     var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, written backwards
     var count = 0

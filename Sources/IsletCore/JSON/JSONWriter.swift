@@ -134,9 +134,9 @@ public struct JSONWriter: Sendable {
         self.bytes.append(contentsOf: json)
     }
 
-    /// Appends an integer as a JSON number (revision numbers and counters, exact past 2^53).
-    public mutating func write(integer value: some BinaryInteger) {
-        self.bytes.append(contentsOf: String(value).utf8)
+    /// Appends a count as a JSON number (revision numbers, exact past 2^53).
+    public mutating func write(integer value: UInt64) {
+        writeDigits(value, to: &self.bytes)
     }
 
     /// Appends raw punctuation or a literal, for callers streaming a larger document.

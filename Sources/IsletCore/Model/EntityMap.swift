@@ -8,11 +8,10 @@ internal import HashTreeCollections
 /// node retains one reference per neighbour, and a change stores a new box, or (``modify``)
 /// changes the box in place when no copy shares it.
 struct EntityMap<Value: Sendable>: Sendable {
-    /// One entity, in a buffer of its own. It is read through the buffer's pointer (a read
-    /// of a class's stored property would copy the entity out, and a borrow of it would be a
-    /// formal access that two threads reading one box at once would race on), and changed in
-    /// place only while one map holds it (copy on write, like the map's own nodes), so a copy
-    /// of the map never sees another's change.
+    /// One entity, in a buffer of its own. It is read through the buffer's pointer (passing a
+    /// class's stored property to a function copies the entity out, retaining its dozen
+    /// parts), and changed in place only while one map holds it (copy on write, like the map's
+    /// own nodes), so a copy of the map never sees another's change.
     struct Box: @unchecked Sendable {
         private var buffer: ManagedBuffer<Value, UInt8>
 

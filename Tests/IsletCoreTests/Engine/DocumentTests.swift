@@ -89,6 +89,24 @@ import Testing
         #expect(roots == ["activities/a1", "apps/coffee", "clock/now"])
     }
 
+    @Test("an activity's layout follows a configuration changed in the batch that updates it: its operations start from the configuration before, and patches replay")
+    func layoutPublishedFromTheConfigurationBefore() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1")
+        try sim.request("a2")
+        #expect(sim.engine.value(at: "/activities/a1/render/layout/expanded/height") != 100)
+        let revision = try sim.run(
+            ["type": "config.set", "values": ["defaultPresentationHeight": 100]],
+            ["type": "activity.update", "id": "a1", "content": ["state": ["status": "brewing"]]],
+            ["type": "config.set", "values": ["shortBandMaxHeight": 90]])
+        let paths = Set(revision.ops.map(\.path.description))
+        #expect(paths.contains("/activities/a1/render/layout/expanded/height"))
+        #expect(paths.contains("/activities/a2/render/layout/expanded/height"), "an activity the batch left alone moves too")
+        #expect(sim.engine.value(at: "/activities/a1/render/layout/expanded/height") == 100)
+        try sim.expectPatchesReplay()
+    }
+
     @Test(
         "the Lock Screen list reads and replays the same whether a revision moves one activity, many, or adds a device"
     )
