@@ -8,10 +8,11 @@ internal import HashTreeCollections
 /// node retains one reference per neighbour, and a change stores a new box, or (``modify``)
 /// changes the box in place when no copy shares it.
 struct EntityMap<Value: Sendable>: Sendable {
-    /// One entity, in a buffer of its own. It is read through the buffer's pointer (passing a
-    /// class's stored property to a function copies the entity out, retaining its dozen
-    /// parts), and changed in place only while one map holds it (copy on write, like the map's
-    /// own nodes), so a copy of the map never sees another's change.
+    /// One entity, in a buffer of its own. It is read through the buffer's pointer (so a read
+    /// of a few fields loads those, where a read of a class's stored property copies the
+    /// entity out and retains its dozen parts), and changed in place only while one map holds
+    /// it (copy on write, like the map's own nodes), so a copy of the map never sees another's
+    /// change.
     struct Box: @unchecked Sendable {
         private var buffer: ManagedBuffer<Value, UInt8>
 
@@ -55,8 +56,9 @@ struct EntityMap<Value: Sendable>: Sendable {
         }
     }
 
-    /// Calls `body` on the entity of `id` without copying it out of its box; `nil` when there
-    /// is none.
+    /// Calls `body` on the entity of `id` in its box; `nil` when there is none. A body that
+    /// reads a few fields loads only those; one that hands the whole entity to a function
+    /// still copies it (the compiler cannot borrow it from a pointer across the call).
     /// - Complexity: O(log n).
     func read<R>(_ id: String, _ body: (Value) -> R) -> R? {
         self.boxes[id]?.read(body)
