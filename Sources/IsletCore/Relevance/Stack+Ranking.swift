@@ -58,7 +58,9 @@ extension Stack {
             self.top = nil
             self.topSince = nil
         } else if !self.smartRotate {
+            // SS-5 off: the first widget stays on top, ranked as the top (no rotation penalty).
             self.place(0, at: now)
+            if topPosition != 0 { ranking = self.rank(context, topPosition: 0) }
         } else if let topPosition, let topRow = ranking.first(where: { $0.position == topPosition }) {
             let threshold = topRow.score + context.settings.hysteresis
             var candidate: RankedMember?

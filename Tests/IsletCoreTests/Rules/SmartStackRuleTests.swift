@@ -212,6 +212,25 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("SS-5 turning smart rotation off puts the first widget on top and ranks it as the top")
+    func ss5OffRanksTheNewTop() throws {
+        var sim = try Self.world([("a", "weather", 50), ("b", "weather", 10)])
+        try sim.run(["type": "relevance.setWeights", "weights": [:], "minDwellSeconds": 0])
+        try sim.stack("s", ["a", "b"])
+        try sim.setTimeline("b", [sim.entry(0, score: 100)], policy: "never")
+        #expect(sim.top("s") == "b")
+        #expect(sim.rankingRow("s", "a")?["contributions"]?["rotationPenalty"] == -0.3, "a just lost the top")
+        try sim.stack("s", ["a", "b"], extra: ["smartRotate": false])
+        #expect(sim.top("s") == "a", "smart rotation off: the first widget")
+        #expect(
+            sim.rankingRow("s", "a")?["contributions"]?["rotationPenalty"] == 0,
+            "the top carries no rotation penalty, whichever rule put it there")
+        let ranking = sim.get("/stacks/s/ranking")
+        try sim.run(["type": "relevance.setWeights", "weights": [:]])
+        #expect(sim.get("/stacks/s/ranking") == ranking, "ranking again at the same instant changes nothing")
+        try sim.expectPatchesReplay()
+    }
+
     @Test("SS-5 a candidate must beat the top by more than the hysteresis")
     func ss5Hysteresis() throws {
         var sim = try Self.world([("a", "weather", 50), ("b", "weather", 10)])
