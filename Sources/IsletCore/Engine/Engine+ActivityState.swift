@@ -164,7 +164,7 @@ private struct ActivityChange {
     var wasOngoing: Bool
     var isOngoing: Bool
 
-    init(_ activity: Activity, before: PresentationIndex.Membership, wasOngoing: Bool) {
+    init(_ activity: borrowing Activity, before: PresentationIndex.Membership, wasOngoing: Bool) {
         self.device = activity.device
         self.app = activity.app
         self.before = before

@@ -178,7 +178,7 @@ private struct UpdateTarget {
     var phase: ActivityPhase
     var lastTimestamp: Instant?
 
-    init(_ activity: Activity) {
+    init(_ activity: borrowing Activity) {
         self.app = activity.app
         self.attributesType = activity.attributesType
         self.attributes = activity.attributes

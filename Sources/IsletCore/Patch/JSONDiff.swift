@@ -45,14 +45,25 @@ extension JSONPatch {
         self.diffObjects(old, new, path, &operations, skipping: skipped)
     }
 
+    /// A merge walk over the two sorted member lists, read in place: subscripting the arrays
+    /// would copy each member out and retain its key and value.
     private static func diffObjects(
         _ a: JSONObject, _ b: JSONObject, _ path: JSONPointer, _ operations: inout some PatchSink,
         skipping skipped: Set<String> = []
     ) {
+        a.members.withUnsafeBufferPointer { old in
+            b.members.withUnsafeBufferPointer { new in
+                self.diffMembers(old, new, path, &operations, skipping: skipped)
+            }
+        }
+    }
+
+    private static func diffMembers(
+        _ old: UnsafeBufferPointer<JSONObject.Member>, _ new: UnsafeBufferPointer<JSONObject.Member>,
+        _ path: JSONPointer, _ operations: inout some PatchSink, skipping skipped: Set<String>
+    ) {
         var i = 0
         var j = 0
-        let old = a.members
-        let new = b.members
         while i < old.count || j < new.count {
             if !skipped.isEmpty {
                 if i < old.count, skipped.contains(old[i].key) {

@@ -9,7 +9,7 @@ struct RankKey: Sendable, Hashable, Comparable {
     var id: String
     var app: String
 
-    init?(_ activity: Activity) {
+    init?(_ activity: borrowing Activity) {
         guard let startedAt = activity.startedAt else { return nil }
         self.score = activity.content.relevanceScore
         self.startedAt = startedAt
@@ -41,7 +41,7 @@ struct PresentationIndex: Sendable {
         var onLockScreen: Bool
         var inIsland: Bool
 
-        init(_ activity: Activity) {
+        init(_ activity: borrowing Activity) {
             self.key = RankKey(activity)
             self.onLockScreen = activity.isOnLockScreen
             self.inIsland = activity.isIslandCandidate
