@@ -268,16 +268,33 @@ extension IsletServer {
     )
         -> RouteReply
     {
-        var immediate: HTTPResponse?
+        self.whenPublished(context, in: simulation, reply: { simulation throws(APIError) in .now(try body(simulation)) })
+    }
+
+    /// ``whenPublished(_:in:_:)`` for a body that may answer later itself (`.later`, then
+    /// `context.respondLater`): a fork that rebuilds a past revision off the loop.
+    func whenPublished(
+        _ context: RouteContext, in simulation: Simulation,
+        reply body: @escaping (Simulation) throws(APIError) -> RouteReply
+    )
+        -> RouteReply
+    {
+        var immediate: RouteReply?
         var answered = false
         simulation.live.whenPublished {
-            let response: HTTPResponse
-            do throws(APIError) { response = try body(simulation) } catch { response = error.httpResponse() }
-            if answered { context.respondLater(response) } else { immediate = response }
+            let reply: RouteReply
+            do throws(APIError) { reply = try body(simulation) } catch { reply = .now(error.httpResponse()) }
+            if !answered {
+                immediate = reply
+            } else if case .now(let response) = reply {
+                context.respondLater(response)
+            }
         }
         answered = true
+        // A body that answers later has started work that will answer.
+        if case .later? = immediate { return .later }
         if let failure = simulation.live.failure { return .now(failure.httpResponse()) }
-        return immediate.map { .now($0) } ?? .later
+        return immediate ?? .later
     }
 
     static func stateResponse(_ simulation: Simulation, at path: JSONPointer) throws(APIError) -> HTTPResponse {

@@ -30,6 +30,7 @@ public final class StoreCommitStage: CommitStage {
     private let box: LogBox
     private let threads: Threads
     private let writer: DispatchQueue
+    private let replays: DispatchQueue
     private let everyRevisions: UInt64
     private let everyMilliseconds: Int64
     private var lastSnapshot: (rev: UInt64, wall: Instant)
@@ -43,13 +44,16 @@ public final class StoreCommitStage: CommitStage {
     ///     worlds of one `WorldStore`) share it too. By default a queue of this stage's own.
     ///   - genesis: a fork's revision 0 when the log holds only the reference to its source
     ///     (until `writeGenesis` has written it).
+    ///   - replays: where `rebuild(at:completion:)` replays a past revision, off the loop.
     public init(
         log: any OrderedLog, settings: IsletConfiguration.Store, threads: Threads,
         lastSnapshot: (rev: UInt64, wall: Instant), logger: Logger,
-        writer: DispatchQueue = DispatchQueue(label: "islet.store.writer", qos: .userInitiated), genesis: Engine? = nil
+        writer: DispatchQueue = DispatchQueue(label: "islet.store.writer", qos: .userInitiated), genesis: Engine? = nil,
+        replays: DispatchQueue = .global(qos: .userInitiated)
     ) {
         self.box = LogBox(log, genesis: genesis)
         self.writer = writer
+        self.replays = replays
         self.threads = threads
         self.everyRevisions = UInt64(max(1, settings.snapshotEveryRevisions))
         self.everyMilliseconds = Int64(settings.snapshotEverySeconds * 1000)
@@ -150,6 +154,31 @@ public final class StoreCommitStage: CommitStage {
         }
     }
 
+    public func rebuild(at rev: UInt64, completion: @escaping (Result<Engine, RevisionUnavailable>) -> Void) {
+        let box = self.box
+        let replays = self.replays
+        switch self.threads {
+        case .caller:
+            completion(box.engine(at: rev))
+        case .loop(let loop):
+            let done = Unchecked(completion)
+            let read = box.rebuild(at: rev)
+            replays.async {
+                let result = read.flatMap { $0.replay() }
+                loop.execute { done.value(result) }
+            }
+        case .writer(let loop):
+            let done = Unchecked(completion)
+            self.writer.async {
+                let read = box.rebuild(at: rev)
+                replays.async {
+                    let result = read.flatMap { $0.replay() }
+                    loop.execute { done.value(result) }
+                }
+            }
+        }
+    }
+
     public func earliestRevision() -> UInt64? {
         let box = self.box
         switch self.threads {
@@ -205,6 +234,12 @@ private final class LogBox: @unchecked Sendable {
     func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
         guard let log = self.log else { return .failure(RevisionUnavailable(earliest: nil)) }
         return StoreRecovery.engine(of: log, at: rev, genesis: self.genesis)
+    }
+
+    /// What rebuilding the engine at `rev` reads from the log, to replay elsewhere.
+    func rebuild(at rev: UInt64) -> Result<RevisionRebuild, RevisionUnavailable> {
+        guard let log = self.log else { return .failure(RevisionUnavailable(earliest: nil)) }
+        return StoreRecovery.rebuild(of: log, at: rev, genesis: self.genesis)
     }
 
     /// The oldest snapshot's revision: no state before it can be rebuilt.

@@ -141,27 +141,35 @@ enum StoreRecovery {
     static func engine(of log: any OrderedLog, at rev: UInt64, genesis: Engine? = nil) -> Result<
         Engine, RevisionUnavailable
     > {
+        self.rebuild(of: log, at: rev, genesis: genesis).flatMap { $0.replay() }
+    }
+
+    /// What rebuilding the engine at `rev` of `log` reads from it: read where the log lives,
+    /// then replayed anywhere (``RevisionRebuild/replay()``).
+    static func rebuild(of log: any OrderedLog, at rev: UInt64, genesis: Engine? = nil) -> Result<
+        RevisionRebuild, RevisionUnavailable
+    > {
         do {
             let sequences = try log.snapshotSequences()
-            var engine: Engine
-            let base: UInt64
+            let base: RevisionRebuild.Base
+            var position: UInt64
             if let sequence = sequences.filter({ $0 <= rev }).max(), let snapshot = try log.snapshot(at: sequence) {
-                engine = try Self.restore(snapshot, path: log.path)
-                base = sequence
+                base = .snapshot(snapshot)
+                position = sequence
             } else if let genesis {
-                engine = genesis
-                base = 0
+                base = .genesis(genesis)
+                position = 0
             } else {
                 return .failure(RevisionUnavailable(earliest: sequences.min()))
             }
-            var position = base
+            var records: [LogRecord] = []
             while position < rev {
-                let records = try log.records(after: position, limit: Int(min(rev - position, 4096)))
-                guard !records.isEmpty else { return .failure(RevisionUnavailable(earliest: sequences.min() ?? 0)) }
-                for record in records { try LogReplay.apply(record, to: &engine) }
-                position = records.last!.sequence
+                let batch = try log.records(after: position, limit: Int(min(rev - position, 4096)))
+                guard let last = batch.last else { return .failure(RevisionUnavailable(earliest: sequences.min() ?? 0)) }
+                records += batch
+                position = last.sequence
             }
-            return .success(engine)
+            return .success(RevisionRebuild(base: base, records: records, path: log.path))
         } catch {
             return .failure(RevisionUnavailable(earliest: nil))
         }
@@ -188,6 +196,35 @@ enum StoreRecovery {
             return try SnapshotPayload(decoding: snapshot.payload)
         } catch {
             throw RecoveryError(path: path, "the snapshot at \(snapshot.sequence) is malformed (\(error))")
+        }
+    }
+}
+
+/// A past revision's state as a log holds it: a snapshot (or a fork's unwritten revision 0) and
+/// the records after it. Replaying it takes the time of restoring the snapshot and applying up
+/// to `--snapshot-every` records, so a server does it off its loop.
+struct RevisionRebuild: Sendable {
+    enum Base: Sendable {
+        case snapshot(LogSnapshot)
+        case genesis(Engine)
+    }
+
+    let base: Base
+    let records: [LogRecord]
+    let path: String
+
+    /// The engine at the last record's revision (the base's, without records).
+    func replay() -> Result<Engine, RevisionUnavailable> {
+        do {
+            var engine: Engine
+            switch self.base {
+            case .snapshot(let snapshot): engine = try StoreRecovery.restore(snapshot, path: self.path)
+            case .genesis(let genesis): engine = genesis
+            }
+            for record in self.records { try LogReplay.apply(record, to: &engine) }
+            return .success(engine)
+        } catch {
+            return .failure(RevisionUnavailable(earliest: nil))
         }
     }
 }

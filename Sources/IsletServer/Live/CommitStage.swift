@@ -63,9 +63,15 @@ public protocol CommitStage: AnyObject {
     func close(_ state: PublishedState?, completion: @escaping () -> Void)
 
     /// The engine at an earlier revision `rev`, rebuilt from the log (a snapshot at or before it
-    /// and the records up to it), for a fork of the past; the error names the earliest revision
-    /// the log still reaches.
+    /// and the records up to it), on the calling thread: for a fork restored at start, before
+    /// traffic (a serving server uses `rebuild(at:completion:)`); the error names the earliest
+    /// revision the log still reaches.
     func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable>
+
+    /// `engine(at:)` for a server that keeps serving meanwhile: the log is read where it lives
+    /// and the revision replayed off the loop; `completion` runs on the loop (at once for a
+    /// stage without one).
+    func rebuild(at rev: UInt64, completion: @escaping (Result<Engine, RevisionUnavailable>) -> Void)
 
     /// The earliest revision `engine(at:)` can rebuild, if any.
     func earliestRevision() -> UInt64?
@@ -87,6 +93,9 @@ extension CommitStage {
     public func close(_ state: PublishedState?, completion: @escaping () -> Void) { completion() }
     public func engine(at rev: UInt64) -> Result<Engine, RevisionUnavailable> {
         .failure(RevisionUnavailable(earliest: nil))
+    }
+    public func rebuild(at rev: UInt64, completion: @escaping (Result<Engine, RevisionUnavailable>) -> Void) {
+        completion(self.engine(at: rev))
     }
     public func earliestRevision() -> UInt64? { nil }
     public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void) { completion() }

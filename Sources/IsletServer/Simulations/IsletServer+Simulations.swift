@@ -96,22 +96,50 @@ extension IsletServer {
         }
         let source = try self.simulation(named: from.simulation)
         // The source's engine is its published state only when its pipeline is idle.
-        return self.whenPublished(context, in: source) { [unowned self] source throws(APIError) in
-            // Other requests ran meanwhile: the source may be gone, the name or the last place taken.
-            guard self.simulations[source.id] === source else {
-                throw APIError(.notFound, "no simulation \"\(source.id)\"", field: "/from/simulation")
+        return self.whenPublished(context, in: source, reply: { [unowned self] source throws(APIError) in
+            let published = source.live.publishedRev
+            guard let rev = from.rev, rev != published else {
+                return .now(try self.fork(id, of: source, at: published, .success(source.live.engine), request, context))
             }
-            let engine = try self.engine(of: source, at: from.rev)
-            guard self.simulations[id] == nil else {
-                throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+            guard rev < published else {
+                let unavailable = Self.revisionUnavailable(source, rev)
+                return .now(try self.fork(id, of: source, at: rev, .failure(unavailable), request, context))
             }
-            let created = try self.establish(
-                id, engine: engine, clock: request.clock(at: self.now),
-                forkOf: (source.id, from.rev ?? source.live.publishedRev), tokens: request.tokens, demo: request.demo,
-                context)
-            guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
-            return response
+            // A past revision is replayed from the log off the loop: up to `--snapshot-every`
+            // records, which would hold up every other simulation's clients.
+            source.live.commitStage.rebuild(at: rev) { [weak self] result in
+                guard let self else { return }
+                let engine = result.mapError { _ in Self.revisionUnavailable(source, rev) }
+                let response: HTTPResponse
+                do throws(APIError) {
+                    response = try self.fork(id, of: source, at: rev, engine, request, context)
+                } catch {
+                    response = error.httpResponse()
+                }
+                context.respondLater(response)
+            }
+            return .later
+        })
+    }
+
+    /// A fork of `source` at `rev`, once its state (`engine`) is at hand or known unavailable.
+    private func fork(
+        _ id: String, of source: Simulation, at rev: UInt64, _ engine: Result<Engine, APIError>,
+        _ request: SimulationRequest, _ context: RouteContext
+    ) throws(APIError) -> HTTPResponse {
+        // Other requests ran meanwhile: the source may be gone, the name or the last place taken.
+        guard self.simulations[source.id] === source else {
+            throw APIError(.notFound, "no simulation \"\(source.id)\"", field: "/from/simulation")
         }
+        let engine = try engine.get()
+        guard self.simulations[id] == nil else {
+            throw APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
+        }
+        let created = try self.establish(
+            id, engine: engine, clock: request.clock(at: self.now), forkOf: (source.id, rev), tokens: request.tokens,
+            demo: request.demo, context)
+        guard case .now(let response) = created else { preconditionFailure("a fork loads no demo") }
+        return response
     }
 
     /// A cluster's create: the world starts on every node from the log; the reply waits for
@@ -141,14 +169,11 @@ extension IsletServer {
         self.configuration.virtualClockStart.map { SimulationClock.virtual(now: $0, rate: 0, atWall: self.now) }
     }
 
-    /// The source's engine at `rev` (its published revision when nil).
-    private func engine(of source: Simulation, at rev: UInt64?) throws(APIError) -> Engine {
+    /// `conflict` at `/from/rev`: the source's log does not reach `rev` (or it is yet to come).
+    private static func revisionUnavailable(_ source: Simulation, _ rev: UInt64) -> APIError {
         let published = source.live.publishedRev
-        guard let rev, rev != published else { return source.live.engine }
-        let stage = source.live.commitStage
-        if rev < published, case .success(let engine) = stage.engine(at: rev) { return engine }
-        let earliest = stage.earliestRevision() ?? published
-        throw APIError(
+        let earliest = source.live.commitStage.earliestRevision() ?? published
+        return APIError(
             .conflict,
             "simulation \"\(source.id)\" has no revision \(rev) to fork from: the earliest available is \(earliest), the latest \(published)",
             field: "/from/rev")
