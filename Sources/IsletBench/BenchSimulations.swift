@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IsletClient
 import IsletServer
+import Synchronization
 
 /// `islet bench simulations`: what a simulation costs. Creates empty simulations over HTTP on
 /// an `islet serve` child process (each on its own SQLite file) and reads its resident memory
@@ -27,12 +28,15 @@ struct BenchSimulations: AsyncParsableCommand {
     @Option(help: "Seconds to let the server settle before each memory reading.")
     var settleSeconds = 2
 
+    @Option(help: "Revisions of a simulation then forked at its last but one while another client reads (0: skip).")
+    var pastRevisions = 5000
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-sims-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try ServerProcess.launch(extraArguments: [
-            "--db", directory + "/islet.sqlite", "--demo", "off", "--max-simulations", String(self.count + 1),
+            "--db", directory + "/islet.sqlite", "--demo", "off", "--max-simulations", String(self.count + 3),
         ])
         defer { server.stop() }
         try await Task.sleep(for: .seconds(self.settleSeconds))
@@ -51,6 +55,7 @@ struct BenchSimulations: AsyncParsableCommand {
         }
         try await Task.sleep(for: .seconds(self.settleSeconds))
         let after = try residentKiB(of: server.pid)
+        let past = self.pastRevisions > 0 ? try await pastFork(port: server.port, revisions: self.pastRevisions) : nil
         let store = (try? FileManager.default.attributesOfItem(atPath: directory + "/islet.simulations.sqlite"))?[.size] as? Int
         let sorted = latencies.sorted()
         print(
@@ -62,6 +67,16 @@ struct BenchSimulations: AsyncParsableCommand {
               server VmRSS before: \(before) KiB, with \(self.count) idle simulations: \(after) KiB \
             (\(Int(Double(after - before) / Double(self.count))) KiB each), world store: \((store ?? 0) / 1024) KiB
             """)
+        if let past {
+            let reads = past.reads.sorted()
+            print(
+                """
+                  fork at revision \(self.pastRevisions - 1) of a simulation of \(self.pastRevisions) revisions (its \
+                records replayed from the genesis snapshot), while another client reads GET /v1/simulations/past/clock:
+                    fork \(ms(past.fork)); \(reads.count) reads meanwhile: p50 \(ms(reads[reads.count / 2])), \
+                max \(ms(reads.last!))
+                """)
+        }
         server.stop()
         let fork = try SimulationBenchmark.fork(
             activities: self.activities, widgets: self.widgets, runs: self.forks, directory: directory + "/fork")
@@ -74,6 +89,55 @@ struct BenchSimulations: AsyncParsableCommand {
                 then, off the loop, its genesis snapshot encoded and written: \(fork.genesisWrites.map(ms).joined(separator: ", "))
             """)
     }
+}
+
+/// Creates simulation `past` with `revisions` revisions, then forks it at the one before its last
+/// (its genesis snapshot and every record but one, replayed: snapshots come every 10,000) while a
+/// second client reads from the server one request after another: how long the fork takes, and
+/// how long each read took meanwhile (a server that replays on its loop answers none).
+private func pastFork(port: Int, revisions: Int) async throws -> (fork: Double, reads: [Double]) {
+    @Sendable func send(_ method: String, _ path: String, _ body: String = "") async throws -> HTTPClient.Reply {
+        try await HTTPClient.request(
+            host: "127.0.0.1", port: port, method: method, path: path,
+            headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+    }
+    func expect(_ reply: HTTPClient.Reply, _ status: Int, _ what: String) throws {
+        guard reply.status == status else {
+            throw ValidationError("\(what): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+    }
+    try expect(try await send("POST", "/v1/simulations", #"{"id":"past"}"#), 201, "create past")
+    let setup = #"""
+        {"commands":[{"type":"device.upsert","id":"d1","model":"iphone-15-pro"},
+        {"type":"app.upsert","id":"coffee","foreground":true},
+        {"type":"activity.request","id":"a1","app":"coffee","attributesType":"CoffeeDeliveryAttributes",
+        "attributes":{"orderNumber":"A-1"},"content":{"state":{"status":"received","eta":5}}}]}
+        """#
+    try expect(try await send("POST", "/v1/simulations/past/commands", setup), 200, "setup")
+    for index in 1..<revisions {
+        let update = #"{"commands":[{"type":"activity.update","id":"a1","content":{"state":{"status":"s\#(index)","eta":3}}}]}"#
+        try expect(try await send("POST", "/v1/simulations/past/commands", update), 200, "update \(index)")
+    }
+    let clock = ContinuousClock()
+    // Told to stop by a flag: a cancelled URLSession request may never return on Linux.
+    let forked = Atomic<Bool>(false)
+    let reader = Task {
+        var reads: [Double] = []
+        while !forked.load(ordering: .acquiring) {
+            let started = clock.now
+            _ = try? await send("GET", "/v1/simulations/past/clock")
+            reads.append(seconds(started.duration(to: clock.now)))
+        }
+        return reads
+    }
+    let started = clock.now
+    let fork = #"{"id":"past-fork","from":{"simulation":"past","rev":\#(revisions - 1)}}"#
+    let reply = try await send("POST", "/v1/simulations", fork)
+    let elapsed = seconds(started.duration(to: clock.now))
+    forked.store(true, ordering: .releasing)
+    let reads = await reader.value
+    try expect(reply, 201, "fork")
+    return (elapsed, reads)
 }
 
 private func seconds(_ duration: Duration) -> Double {
