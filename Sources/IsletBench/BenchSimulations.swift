@@ -29,7 +29,7 @@ struct BenchSimulations: AsyncParsableCommand {
     var settleSeconds = 2
 
     @Option(help: "Revisions of a simulation then forked at its last but one while another client reads (0: skip).")
-    var pastRevisions = 5000
+    var pastRevisions = 2000
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-sims-\(getpid())"
