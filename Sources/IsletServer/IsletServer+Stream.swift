@@ -4,6 +4,14 @@ import Logging
 
 extension IsletServer: TransportDelegate {
     public func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
+        if let cluster = self.cluster, self.mayBeUnheardToken(Access.presentedToken(headers: request.headers, query: nil)) {
+            cluster.catchUp { [weak self] in self?.route(request) }
+            return
+        }
+        self.route(request)
+    }
+
+    private func route(_ request: HTTPRequest) {
         let (route, reply) = self.handle(request)
         guard case .now(let response) = reply else { return }
         self.answer(request.id, route: route, with: response)
@@ -28,6 +36,19 @@ extension IsletServer: TransportDelegate {
             return
         }
         let token = Access.presentedToken(headers: upgrade.headers, query: upgrade.query)
+        if let cluster = self.cluster, self.mayBeUnheardToken(token) {
+            self.streamsCatchingUp[connection] = []
+            cluster.catchUp { [weak self] in
+                guard let self, let early = self.streamsCatchingUp.removeValue(forKey: connection) else { return }
+                self.open(connection, upgrade: upgrade, token: token)
+                for message in early { self.transport(self.transport, didReceive: message, from: connection) }
+            }
+            return
+        }
+        self.open(connection, upgrade: upgrade, token: token)
+    }
+
+    private func open(_ connection: ConnectionID, upgrade: WebSocketUpgrade, token: String?) {
         let principal: Principal
         do throws(APIError) {
             if let refusal = self.access.browserRefusal(headers: upgrade.headers, mutating: true) { throw refusal }
@@ -35,8 +56,8 @@ extension IsletServer: TransportDelegate {
         } catch {
             self.logger.debug(
                 "stream refused", metadata: ["islet.conn.id": "\(connection)", "error.code": "\(error.code)"])
-            transport.send(.text(error.streamMessage()), to: connection)
-            transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
+            self.transport.send(.text(error.streamMessage()), to: connection)
+            self.transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
             return
         }
         let session = self.hub.open(connection, principal: principal, rateKey: self.access.isEnabled ? token ?? "" : "")
@@ -49,7 +70,10 @@ extension IsletServer: TransportDelegate {
     public func transport(
         _ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID
     ) {
-        guard let session = self.hub.connections[connection] else { return }
+        guard let session = self.hub.connections[connection] else {
+            self.holdUntilCaughtUp(message, from: connection)
+            return
+        }
         switch ClientMessage.parse(message) {
         case .failure(let refusal):
             self.hub.sendControl(refusal.error.streamMessage(id: refusal.id), to: session)
@@ -122,6 +146,7 @@ extension IsletServer: TransportDelegate {
     }
 
     public func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {
+        self.streamsCatchingUp[connection] = nil
         guard self.hub.connections[connection] != nil else { return }
         self.hub.closed(connection)
         self.logger.debug(

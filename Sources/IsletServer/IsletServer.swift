@@ -33,6 +33,9 @@ public final class IsletServer {
     private(set) var simulationTokens: [String: Principal] = [:]
     /// This node's side of a cluster (`--cluster`): the worlds' order lives in Redis.
     var cluster: ClusterNode?
+    /// Streams opened with a token this node did not know, waiting for it to catch up with the
+    /// cluster's creations, with the messages they sent meanwhile.
+    var streamsCatchingUp: [ConnectionID: [WebSocketMessage]] = [:]
     /// Work waiting for a fork's genesis snapshot to be written, by the fork's id.
     var genesisWaiters: [String: [() -> Void]] = [:]
     let access: Access

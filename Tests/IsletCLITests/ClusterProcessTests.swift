@@ -269,6 +269,57 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a request and a stream with a simulation's token, reaching a node before it has applied that simulation's creation, wait for it instead of being refused; messages sent meanwhile are kept, up to a limit")
+    func tokenBeforeCreationIsApplied() throws {
+        try withCluster(["a", "b"], ["--admin-token", "cluster-admin-0123456789"]) { redis, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
+            // b is stopped while a creates the simulation, and the request waits in b's listening
+            // socket; Redis then holds every client's commands for 2 s, so b, resumed, has read
+            // the creation but cannot load the world, nor learn how far the log goes, until then.
+            b.process.send(signal: SIGSTOP)
+            var resumed = false
+            defer { if !resumed { b.process.send(signal: SIGCONT) } }
+            let created = try TestHTTP.request(
+                port: a.port, "POST", "/v1/simulations",
+                headers: [("Content-Type", "application/json"), ("Authorization", "Bearer cluster-admin-0123456789")],
+                body: JSONValue.object(["id": "early", "tokens": true]).encoded)
+            #expect(created.status == 201)
+            let tokens = try #require(try created.json()["tokens"])
+            let admin = try #require(tokens["admin"]?.stringValue)
+            let viewer = try #require(tokens["viewer"]?.stringValue)
+            let request = try TestHTTPConnection(port: b.port, timeout: .seconds(10))
+            try request.send("GET", "/v1/simulations/early/state?path=/clock", headers: [("Authorization", "Bearer \(viewer)")])
+            #expect(try redis.command(["CLIENT", "PAUSE", "2000", "ALL"]) == "+OK")
+            b.process.send(signal: SIGCONT)
+            resumed = true
+            // A stream with the new token: open at once, its hello waits for the catch-up; a
+            // message it sends meanwhile is kept and answered after the hello.
+            let stream = try TestWebSocketClient.connect(
+                port: b.port, headers: [("Authorization", "Bearer \(admin)")], timeout: .seconds(10))
+            try stream.subscribe("clock", path: "/clock", simulation: "early")
+            // A stream that sends more messages than that before its hello is closed with
+            // limit_exceeded instead of being buffered on.
+            let flood = try TestWebSocketClient.connect(
+                port: b.port, headers: [("Authorization", "Bearer \(admin)")], timeout: .seconds(10))
+            for id in 0...64 {  // one more than a stream may send before its hello
+                try flood.send(json: ["op": "ping", "id": .number(Double(id))])
+            }
+            let refusal = try flood.readJSON()
+            #expect(refusal["type"] == "error" && refusal["error"]?["code"] == "limit_exceeded", "\(refusal)")
+            #expect(throws: TestClientError.self) { try flood.readJSON() }  // closed, no hello
+            let reply = try request.readResponse()
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(try stream.readJSON()["type"] == "hello")
+            let snapshot = try stream.readJSON()
+            #expect(snapshot["type"] == "snapshot" && snapshot["sub"] == "clock")
+            let epoch = try created.json()["epoch"]
+            #expect(snapshot["epoch"] == epoch)
+            // A token nobody made is still refused, after the catch-up.
+            let unknown = [("Authorization", "Bearer not-a-token-of-anything")]
+            #expect(try TestHTTP.state(port: b.port, simulation: "early", headers: unknown).status == 401)
+        }
+    }
+
     @Test("a fork of a past revision in a cluster is rebuilt from the snapshots in Redis and the stream: the source's document at that revision; one trimmed away is 409 naming the earliest")
     func pastFork() throws {
         try withCluster(["a", "b"], ["--cluster-snapshot-every", "10"]) { _, nodes, _ in

@@ -28,6 +28,34 @@ extension IsletServer {
         }
     }
 
+    /// Whether `token` may be a simulation's own token that this node has not heard of yet: a
+    /// simulation created on another node is known here only once this node has applied its
+    /// creation, so a request or stream presenting such a token waits for `ClusterNode.catchUp`
+    /// before it is checked (and refused if the token is still unknown).
+    func mayBeUnheardToken(_ token: String?) -> Bool {
+        guard self.access.isEnabled, let token, !token.isEmpty else { return false }
+        return (try? self.access.principal(for: token, scoped: self.simulationTokens)) == nil
+    }
+
+    /// Keeps a message a stream sent before its hello while its token waits for the catch-up
+    /// (at most `maxMessagesBeforeHello`; beyond, the stream is closed with `limit_exceeded`).
+    func holdUntilCaughtUp(_ message: WebSocketMessage, from connection: ConnectionID) {
+        guard var early = self.streamsCatchingUp[connection] else { return }
+        guard early.count < Self.maxMessagesBeforeHello else {
+            self.streamsCatchingUp[connection] = nil
+            var error = APIError(
+                .limitExceeded, "at most \(Self.maxMessagesBeforeHello) messages may be sent before the hello")
+            error.limit = "messages_before_hello"
+            self.transport.send(.text(error.streamMessage()), to: connection)
+            self.transport.close(connection, code: .policyViolation, reason: error.code.rawValue)
+            return
+        }
+        early.append(message)
+        self.streamsCatchingUp[connection] = early
+    }
+
+    static let maxMessagesBeforeHello = 64
+
     /// Starts this server as a node of the cluster its configuration names (on the loop thread,
     /// before traffic): `/healthz` says `lagging` until it has read the log to its end.
     public func joinCluster(loop: EventLoop) {
