@@ -315,12 +315,15 @@ extension IsletServer {
 
     /// `{"nextTransition", "result": <the /clock object>, "rev"}`. `nextTransition` is the engine's
     /// earliest scheduled deadline (or null): harnesses step a paused clock to it, and the
-    /// deadline queue is not in the document.
+    /// deadline queue is not in the document. A deadline computed past the last writable instant
+    /// (a dismissal four hours after an end at 23:00 on 9999-12-31) is never reached, since the
+    /// clock stops there, and no `to` can name it: null.
     static func clockResponse(_ simulation: Simulation) -> HTTPResponse {
         let engine = simulation.live.engine
         var writer = JSONWriter()
         writer.writeRaw("{\"nextTransition\":")
-        writer.write(engine.nextDeadline.map { .string($0.rfc3339) } ?? .null)
+        let next = engine.nextDeadline.flatMap { $0 <= .latestWritable ? $0 : nil }
+        writer.write(next.map { .string($0.rfc3339) } ?? .null)
         writer.writeRaw(",\"result\":")
         writer.write(engine.value(at: "/clock") ?? .null)
         writer.writeRaw(",\"rev\":")

@@ -55,4 +55,30 @@ struct OpenAPIRouteTests {
         #expect(clock["nextTransition"] == "2026-11-27T09:00:00Z")
         #expect(clock["result"]?["mode"] == "virtual")
     }
+
+    @Test("GET /v1/clock names no transition past the last writable instant: the clock stops there, and no advance could name it")
+    func nextTransitionPastTheEndOfTime() throws {
+        let start = try Instant(rfc3339: "9999-12-31T23:00:00Z")
+        let (server, transport) = try makeServer(.testing(virtualClockStart: start))
+        let json: HTTPHeaders = ["content-type": "application/json"]
+        let batch = #"""
+            {"commands":[{"type":"app.upsert","id":"coffee","foreground":true},
+            {"type":"activity.request","id":"a1","app":"coffee","attributesType":"T","content":{"state":{}}},
+            {"type":"activity.request","id":"a2","app":"coffee","attributesType":"T",
+            "content":{"state":{},"staleDate":"9999-12-31T23:30:00Z"}}]}
+            """#
+        transport.request(.POST, "/v1/commands", headers: json, body: Array(batch.utf8))
+        server.flush()
+        var clock = try JSONParser().parse(try #require(transport.request(.GET, "/v1/clock")).body)
+        #expect(clock["nextTransition"] == "9999-12-31T23:30:00Z", "a deadline before the end is named")
+        let advance = Array(#"{"to":"9999-12-31T23:30:00Z"}"#.utf8)
+        transport.request(.POST, "/v1/clock/advance", headers: json, body: advance)
+        server.flush()
+        // What is left, the 8-hour ends (LA-7), lies past 9999-12-31T23:59:59.999Z.
+        clock = try JSONParser().parse(try #require(transport.request(.GET, "/v1/clock")).body)
+        #expect(clock["result"]?["now"] == "9999-12-31T23:30:00Z")
+        #expect(clock["nextTransition"] == .null)
+        let state = try JSONParser().parse(try #require(transport.request(.GET, "/v1/state", query: [QueryItem(name: "path", value: "/activities/a1")])).body)
+        #expect(state["value"]?["activityState"] == "active", "its end is never reached")
+    }
 }

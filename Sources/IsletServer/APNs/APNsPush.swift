@@ -179,10 +179,13 @@ struct APNsPayload {
     /// The first key of a wrong type or a missing required key.
     private func typeProblem() -> DeviceProblem? {
         let event = self.event.rawValue
-        for key in ["stale-date", "dismissal-date", "relevance-score"] {
+        for key in ["stale-date", "dismissal-date"] {
             if let value = self.aps[key], value.numberValue.flatMap({ Instant(unixSeconds: $0) }) == nil {
                 return .payload("aps.\(key) is not a number of Unix seconds", event: event)
             }
+        }
+        if let score = self.aps["relevance-score"], score.numberValue == nil {
+            return .payload("aps.relevance-score is not a number", event: event)
         }
         if let state = self.aps["content-state"], state.objectValue == nil {
             return DeviceProblem(

@@ -120,6 +120,7 @@ struct LiveAPNsTests {
         (#"{"aps":{"timestamp":1}}"#, false, "event_invalid", nil, "BadEvent"),
         (#"{"aps":{"timestamp":1,"event":"update","content-state":[1]}}"#, false, "content_state_invalid", "update", "BadPayload"),
         (#"{"aps":{"timestamp":1,"event":"update","stale-date":"later","content-state":{}}}"#, false, "payload_invalid", "update", "BadPayload"),
+        (#"{"aps":{"timestamp":1,"event":"update","relevance-score":"high","content-state":{}}}"#, false, "payload_invalid", "update", "BadPayload"),
         (#"{"aps":{"timestamp":1,"event":"update","content-state":{},"alert":{"title":5}}}"#, false, "payload_invalid", "update", "BadPayload"),
         (#"{"aps":{"timestamp":1,"timestamp":2,"event":"update","content-state":{}}}"#, false, "payload_invalid", nil, "BadPayload"),
         (#"{"notaps":{}}"#, false, "payload_invalid", nil, "BadPayload"),
@@ -176,6 +177,20 @@ struct LiveAPNsTests {
             // Only the record of the activity's own start: the refused push left none.
             let deliveries = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]
             #expect(deliveries?.arrayValue?.count == 1)
+        }
+    }
+
+    @Test("a push's relevance-score is any number, as an activity.update's relevanceScore is; not a Unix date")
+    func relevanceScoreIsAnyNumber() async throws {
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            let update = #"{"aps":{"timestamp":1795766500,"event":"update","content-state":{},"relevance-score":1e12}}"#
+            #expect(try world.push(world.activityToken, update).status == 200)
+            let last = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]!
+                .arrayValue!.last!
+            #expect(last["outcome"] == "applied", "\(last)")
+            let score = try TestHTTP.state(port: server.port, path: "/activities/a1/content/relevanceScore").json()
+            #expect(score["value"] == 1e12)
         }
     }
 
