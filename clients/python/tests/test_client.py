@@ -78,6 +78,16 @@ def test_errors_carry_the_api_shape(simulation: Simulation) -> None:
     assert refused.value.field == "/commands/0/id"
 
 
+def test_ids_that_would_leave_their_path_segment_are_refused_before_any_request(islet_server: str) -> None:
+    with Islet(islet_server) as client:
+        for bad in ("x/../../devices", "..", ".", "a b", "", "x" * 129):
+            with pytest.raises(ValueError, match="1-128 characters"):
+                client.simulation(bad)
+        with pytest.raises(ValueError, match="a device id"):
+            client.simulation().scene_text("x/../../../simulations")
+        assert client.simulation("team-1.b:c_d").id == "team-1.b:c_d"
+
+
 def test_fork_copies_the_world(simulation: Simulation) -> None:
     simulation.commands(PHONE)
     fork = simulation.fork(at="2026-06-01T00:00:00Z")

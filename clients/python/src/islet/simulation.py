@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+import re
 from typing import Any
-from urllib.parse import quote
 
 from ._dates import Instant, format_instant, parse_instant
 from ._http import HTTP
@@ -47,10 +47,23 @@ class Advanced:
     transitions: int
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def path_segment(value: str, what: str) -> str:
+    """`value` as one segment of a request path: an identifier of docs/API.md (1-128 of
+    `A-Z a-z 0-9 . _ : -`), which needs no escaping, and not `.` or `..`. The server reads the
+    path decoded and with dot segments resolved (libwebsockets does this before routing), so a
+    `%2F` or `..` would reach another route: refused here, before any request is made."""
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value) or value in (".", ".."):
+        raise ValueError(f"{what} must be 1-128 characters of A-Z a-z 0-9 . _ : - (not . or ..), got {value!r}")
+    return value
+
+
 class AsyncSimulation:
     def __init__(self, http: HTTP, id: str) -> None:
         self.http = http
-        self.id = id
+        self.id = path_segment(id, "a simulation id")
         self.prefix = "/v1" if id == "default" else f"/v1/simulations/{id}"
 
     async def commands(self, *commands: dict[str, Any]) -> Applied:
@@ -71,7 +84,7 @@ class AsyncSimulation:
         return (await self.state(path)).value
 
     async def scene_text(self, device: str) -> SceneText:
-        reply = await self.http.call("GET", f"{self.prefix}/devices/{quote(device, safe='')}/scene",
+        reply = await self.http.call("GET", f"{self.prefix}/devices/{path_segment(device, 'a device id')}/scene",
                                      params={"resolve": "text"})
         return SceneText(device, reply["rev"], reply["value"])
 
