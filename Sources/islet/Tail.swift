@@ -17,7 +17,8 @@ struct Tail: AsyncParsableCommand {
             --limit messages were printed, or SIGINT. With --since REV the subscriptions resume after
             that revision of the hello's epoch (or --epoch) when the server still holds it.
             Environment: ISLET_URL, ISLET_TOKEN (or ISLET_ADMIN_TOKEN).
-            Exit status: 0 when the server closed normally (1000/1001) or the limit was reached, else 1.
+            Exit status: 0 when the server closed normally (1000/1001) or the limit was reached, else 1
+            (also when the server refused every subscription).
             """)
 
     @Option(help: "The server or stream URL, ws:// or http:// (ISLET_URL). Default: ws://127.0.0.1:8080/v1/stream.")
@@ -68,6 +69,9 @@ struct Tail: AsyncParsableCommand {
             throw ExitCode(1)
         case .failed(let reason):
             printError("islet tail: \(reason)")
+            throw ExitCode(1)
+        case .refused:
+            printError("islet tail: the server refused every subscription (its error is the last line printed)")
             throw ExitCode(1)
         }
     }

@@ -55,6 +55,33 @@ struct TailPushProcessTests {
         #expect(try resumed.waitForExit() == 0)
     }
 
+    @Test("tail --limit prints exactly that many lines when several messages arrive together; a tail whose every subscription is refused exits 1 after printing the error")
+    func tailLimitAndRefusal() throws {
+        let server = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)
+        let port = try server.waitForListening()
+        defer { server.send(signal: SIGTERM) }
+        _ = try TestHTTP.commands(port: port, Self.setUp)
+        // The three snapshots answer three subscriptions sent together: they arrive together.
+        for _ in 0..<3 {
+            let tail = try IsletProcess(arguments: [
+                "tail", "--url", "ws://127.0.0.1:\(port)", "--path", "/clock", "--path", "/config", "--path", "/relevance",
+                "--limit", "2",
+            ])
+            var lines: [String] = []
+            while let line = try tail.readLine() { lines.append(line) }
+            #expect(lines.count == 2, "\(lines)")
+            #expect(try tail.waitForExit() == 0)
+        }
+        for arguments in [["--path", "no-slash"], ["--simulation", "nosuch"]] {
+            let tail = try IsletProcess(arguments: ["tail", "--url", "ws://127.0.0.1:\(port)"] + arguments)
+            #expect(try JSONParser().parse(try #require(try tail.readLine()))["type"] == "hello")
+            let refusal = try JSONParser().parse(try #require(try tail.readLine()))
+            #expect(refusal["type"] == "error" && refusal["id"] == "tail-1", "\(refusal)")
+            #expect(try tail.waitForExit() == 1, "\(arguments)")
+            #expect(tail.standardError().contains("refused every subscription"))
+        }
+    }
+
     @Test("push sends a payload file as an APNs-style push and prints the status and apns-id")
     func push() throws {
         let server = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)

@@ -14,6 +14,9 @@ public final class StreamTail: Sendable {
         case failed(String)
         /// `limit` messages were printed.
         case limitReached
+        /// The server refused every subscription (an unknown simulation, a path that is not a
+        /// JSON Pointer…): nothing more can arrive. The error message's text.
+        case refused(String)
     }
 
     /// What to subscribe to.
@@ -95,6 +98,8 @@ public final class StreamTail: Sendable {
         var finished: ((End) -> Void)?
         var count = 0
         var greeted = false
+        /// The subscriptions the server has not refused.
+        var standing: Set<String> = []
 
         init(options: Options, line: @escaping @Sendable (String) -> Void) {
             self.options = options
@@ -110,11 +115,19 @@ public final class StreamTail: Sendable {
         func client(_ pool: WebSocketClientPool, didOpen connection: ConnectionID) {}
 
         func client(_ pool: WebSocketClientPool, didReceive message: WebSocketMessage, from connection: ConnectionID) {
-            self.line(String(decoding: message.bytes, as: UTF8.self))
+            // Messages read together arrive together: none is printed after the end.
+            guard self.finished != nil else { return }
+            let text = String(decoding: message.bytes, as: UTF8.self)
+            self.line(text)
             self.count += 1
+            let json = try? JSONParser.stored.parse(message.bytes)
             if !self.greeted {
                 self.greeted = true
-                self.subscribe(hello: try? JSONParser.stored.parse(message.bytes), pool: pool, connection: connection)
+                self.subscribe(hello: json, pool: pool, connection: connection)
+            } else if json?["type"] == "error", let id = json?["id"]?.stringValue, self.standing.remove(id) != nil,
+                self.standing.isEmpty
+            {
+                return self.finish(.refused(text))
             }
             if let limit = self.options.limit, self.count >= limit { self.finish(.limitReached) }
         }
@@ -129,6 +142,7 @@ public final class StreamTail: Sendable {
                 if let since = self.options.since {
                     message["since"] = ["epoch": .string(epoch), "rev": .number(Double(since))]
                 }
+                self.standing.insert("tail-\(index + 1)")
                 pool.send(.text(JSONValue.object(message).encoded), to: connection)
             }
         }
