@@ -109,6 +109,7 @@ struct StoreCompact: ParsableCommand {
     func run() throws {
         guard self.keep >= 0 else { throw ValidationError("--keep must not be negative") }
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try requireExistingLog(path, "compact")
         try withStoreErrors("compact") {
             let log = try CommandLogFile(path: path)
             let report = try log.compact(keepingRecords: self.keep)
@@ -141,6 +142,7 @@ struct StoreRepair: ParsableCommand {
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         let copy = self.copy ?? "\(path).before-repair-\(time(nil))"
+        try requireExistingLog(path, "repair")
         try withStoreErrors("repair") {
             let log = try CommandLogFile(path: path)
             let repair = try log.repair(keepingCopyAt: copy)
@@ -188,6 +190,15 @@ private func withStoreErrors(_ command: String, _ body: () throws -> Void) throw
     }
 }
 
+/// Refuses (exit code 2) a command that changes a log when `path` holds none: opening it would
+/// create an empty one, and a mistyped `--db` would "succeed" on it.
+private func requireExistingLog(_ path: String, _ command: String) throws {
+    var info = stat()
+    guard stat(path, &info) != 0 else { return }
+    printError("islet store \(command): there is no command log at \(path) (check --db or ISLET_DB)")
+    throw ExitCode(2)
+}
+
 /// Whether both paths name one existing file (the same device and inode, through any link).
 private func isSameFile(_ a: String, _ b: String) -> Bool {
     var first = stat()
@@ -196,10 +207,16 @@ private func isSameFile(_ a: String, _ b: String) -> Bool {
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino
 }
 
-/// Standard output, or a file created (truncated) at `path`, written without Foundation.
+/// Standard output, or a file at `path`, written without Foundation. A regular file is written
+/// in full or not at all: the lines go to a file beside it, renamed over `path` by `close()`, so
+/// an export refused or failed midway leaves what `path` held (a device or a pipe is written in
+/// place).
 private final class OutputFile {
     private let descriptor: Int32
     private let path: String
+    /// The file being written, until `close()` renames it to `path`.
+    private var partial: String?
+    private var isClosed = false
 
     init(path: String?) throws {
         self.path = path ?? "standard output"
@@ -207,10 +224,15 @@ private final class OutputFile {
             self.descriptor = 1
             return
         }
-        self.descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var existing = stat()
+        let inPlace = stat(path, &existing) == 0 && (existing.st_mode & S_IFMT) != S_IFREG
+        let target = inPlace ? path : path + ".partial-\(getpid())"
+        let flags = inPlace ? O_WRONLY | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+        self.descriptor = open(target, flags, 0o644)
         guard self.descriptor >= 0 else {
-            throw ScenarioError("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw ScenarioError("cannot write \(target): \(String(cString: strerror(errno)))")
         }
+        self.partial = inPlace ? nil : target
     }
 
     func write(_ bytes: [UInt8]) throws {
@@ -225,8 +247,23 @@ private final class OutputFile {
 
     func close() throws {
         guard self.descriptor != 1 else { return }
-        guard fsync(self.descriptor) == 0, Glibc.close(self.descriptor) == 0 else {
+        let synced = fsync(self.descriptor) == 0
+        let closed = Glibc.close(self.descriptor) == 0
+        self.isClosed = true
+        guard synced, closed else {
             throw ScenarioError("cannot write \(self.path): \(String(cString: strerror(errno)))")
         }
+        if let partial = self.partial {
+            guard rename(partial, self.path) == 0 else {
+                throw ScenarioError("cannot write \(self.path): \(String(cString: strerror(errno)))")
+            }
+            self.partial = nil
+        }
+    }
+
+    deinit {
+        guard let partial = self.partial else { return }
+        if !self.isClosed { Glibc.close(self.descriptor) }
+        unlink(partial)
     }
 }

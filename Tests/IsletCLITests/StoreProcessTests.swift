@@ -132,6 +132,20 @@ struct StoreProcessTests {
             #expect(info.contains("last revision: \(since + 1)"))
             #expect(info.contains("records: 5"))
             #expect(try runIslet(["store", "export", "--db", db]).status == 2)
+            // A mistyped --db is refused, not created.
+            for command in ["compact", "repair"] {
+                let typo = dir.file("typo-\(command).sqlite")
+                let refused = try runIslet(["store", command, "--db", typo])
+                #expect(refused.status == 2 && refused.errors.contains("there is no command log"), "\(refused.errors)")
+                #expect(!FileManager.default.fileExists(atPath: typo))
+            }
+            // A refused export over an earlier scenario file leaves the file as it was.
+            let earlier = dir.file("earlier.jsonl")
+            let kept = #"{"at":"2026-03-02T08:00:00Z","commands":[]}"# + "\n"
+            try kept.write(toFile: earlier, atomically: false, encoding: .utf8)
+            #expect(try runIslet(["store", "export", "--db", db, "--out", earlier]).status == 2)
+            #expect(try String(contentsOfFile: earlier, encoding: .utf8) == kept)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial") } == [])
 
             let restarted = try ServeProcess.start(db: db)
             defer { _ = try? restarted.stop() }
