@@ -13,7 +13,9 @@ struct Snapshot: AsyncParsableCommand {
             Needs Debian's chromium (ISLET_CHROMIUM names another). With --at, the view is drawn from a \
             throwaway fork of the simulation on a paused clock at that instant (the simulation itself is \
             untouched). With --compare, exits 1 when more than --threshold of the pixels differ from the \
-            baseline, and writes OUT.diff.png (differences in red).
+            baseline, and writes OUT.diff.png (differences in red) when any pixel differs. The device \
+            is read first: an unreachable server, a refused token, or a simulation or device that is \
+            not there exits 1 with the server's words.
             Environment: ISLET_URL, ISLET_ADMIN_TOKEN.
             """)
 
@@ -52,6 +54,12 @@ struct Snapshot: AsyncParsableCommand {
         let base = (self.url ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080").trimmingSuffix("/")
         let token = self.token ?? environment["ISLET_ADMIN_TOKEN"]
         let server = Server(base: base, token: token)
+        // Asked first, so that an unreachable server, a refused token, or a simulation or device
+        // that is not there is said as such (the dashboard would draw another device, or nothing).
+        try await server.checkDevice(self.device, in: self.simulation)
+        if let baselinePath = self.compare, !FileManager.default.isReadableFile(atPath: baselinePath) {
+            throw ValidationError("cannot read the baseline \(baselinePath)")
+        }
         var simulation = self.simulation
         if let at = self.at { simulation = try await server.fork(self.simulation, at: at) }
         let image: PNGImage
@@ -77,7 +85,7 @@ struct Snapshot: AsyncParsableCommand {
         let diff = ImageDiff(baseline: try PNGImage(png: [UInt8](data)), actual: image)
         let stem = self.output.hasSuffix(".png") ? String(self.output.dropLast(4)) : self.output
         let diffPath = stem + ".diff.png"
-        if let marked = diff.image { try Data(marked.png).write(to: URL(fileURLWithPath: diffPath)) }
+        if let marked = diff.image, diff.differing > 0 { try Data(marked.png).write(to: URL(fileURLWithPath: diffPath)) }
         let share = String(format: "%.4f", diff.ratio)
         guard diff.ratio <= self.threshold else {
             let sizes = diff.image == nil ? " (the sizes differ)" : ", see \(diffPath)"
@@ -104,12 +112,28 @@ struct Snapshot: AsyncParsableCommand {
 
         func delete(_ id: String) async throws { _ = try await self.send("DELETE", "/v1/simulations/\(id)") }
 
+        /// Reads the device in the simulation: exits 1 with the server's own words (`no simulation
+        /// "x"`, `nothing at /devices/x`, a refused token) or why the server cannot be reached.
+        func checkDevice(_ device: String, in simulation: String) async throws {
+            guard SimulationRequests.isValidID(simulation) else {
+                throw ValidationError("--simulation must be 1 to 64 of a-z, 0-9 and -, not \"\(simulation)\"")
+            }
+            let prefix = simulation == "default" ? "/v1" : "/v1/simulations/\(simulation)"
+            _ = try await self.send("GET", "\(prefix)/state?path=\(queryEncoded("/devices/" + device))")
+        }
+
         private func send(_ method: String, _ path: String, body: [UInt8] = []) async throws -> [UInt8] {
             let target = try StreamURL(self.base)
             var headers = [("Content-Type", "application/json")]
             if let token { headers.append(("Authorization", "bearer \(token)")) }
-            let reply = try await HTTPClient.request(
-                host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
+            let reply: HTTPClient.Reply
+            do {
+                reply = try await HTTPClient.request(
+                    host: target.host, port: target.port, method: method, path: path, headers: headers, body: body)
+            } catch {
+                printError("islet snapshot: \(error)")
+                throw ExitCode(1)
+            }
             guard (200..<300).contains(reply.status) else {
                 let message = SimulationRequests.errorMessage(reply.body)
                 printError("islet snapshot: \(method) \(path): \(reply.status) \(message)")

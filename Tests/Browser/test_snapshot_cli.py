@@ -32,6 +32,7 @@ def test_compare_detects_a_changed_colour_only(server, tmp_path):
     same = snapshot(server, tmp_path / "again.png", "--view", "lockScreen", "--compare", str(baseline))
     assert same.returncode == 0, same.stderr
     assert "0 of" in same.stdout
+    assert not (tmp_path / "again.diff.png").exists(), "no diff image when nothing differs"
 
     server.commands([{"type": "app.upsert", "id": COFFEE["id"], "identity": {"background": "#1E5FA8"}}])
     changed = snapshot(server, tmp_path / "changed.png", "--view", "lockScreen", "--compare", str(baseline),
@@ -49,9 +50,22 @@ def test_at_draws_another_instant_on_a_throwaway_fork(server, tmp_path):
     assert server.state("/activities/order-1/activityState") == "active"
 
 
-def test_an_unknown_device_is_an_error(server, tmp_path):
+def test_an_unknown_device_simulation_or_server_is_said_before_drawing(server, tmp_path):
     result = snapshot(server, tmp_path / "x.png", "--view", "home")
-    assert result.returncode == 1 and "never drew" in result.stderr
+    assert result.returncode == 1 and "404" in result.stderr and "/devices/phone" in result.stderr
+    coffee_world(server)
+    # Another device exists: the dashboard would draw it; the command names the one asked for.
+    typo = subprocess.run([str(BINARY), "snapshot", "--url", server.url, "--device", "no-such-phone", "--view",
+                           "island", str(tmp_path / "typo.png")], capture_output=True, text=True, timeout=120)
+    assert typo.returncode == 1 and "/devices/no-such-phone" in typo.stderr, typo.stderr
+    elsewhere = snapshot(server, tmp_path / "y.png", "--view", "home", "--simulation", "nosuch")
+    assert elsewhere.returncode == 1 and 'no simulation "nosuch"' in elsewhere.stderr, elsewhere.stderr
+    closed = subprocess.run([str(BINARY), "snapshot", "--url", "http://127.0.0.1:9", "--device", "phone", "--view",
+                             "home", str(tmp_path / "z.png")], capture_output=True, text=True, timeout=120)
+    assert closed.returncode == 1 and "cannot reach 127.0.0.1:9" in closed.stderr, closed.stderr
+    missing = snapshot(server, tmp_path / "w.png", "--view", "home", "--compare", str(tmp_path / "none.png"))
+    assert missing.returncode != 0 and "cannot read the baseline" in missing.stderr
+    assert not any((tmp_path / name).exists() for name in ("x.png", "typo.png", "y.png", "z.png", "w.png"))
 
 
 def test_a_token_reaches_the_dashboard_but_no_command_line(start_server, tmp_path):
@@ -73,7 +87,7 @@ def test_a_token_reaches_the_dashboard_but_no_command_line(start_server, tmp_pat
     # The launcher pages and profiles are gone.
     assert set(Path(tempfile.gettempdir()).glob("islet-chromium-*")) <= before
 
-    # Without the token the dashboard cannot read the world, so the view is never drawn.
+    # Without the token the server's refusal is said (the dashboard could not have drawn it).
     del env["ISLET_ADMIN_TOKEN"]
     refused = snapshot(server, tmp_path / "x.png", "--view", "lockScreen", env=env)
-    assert refused.returncode == 1 and "never drew" in refused.stderr
+    assert refused.returncode == 1 and "401" in refused.stderr, refused.stderr
