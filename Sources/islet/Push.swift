@@ -9,8 +9,11 @@ struct Push: AsyncParsableCommand {
         abstract: "Send an APNs-style Live Activity push (POST /3/device/<token>) from a JSON file.",
         discussion: """
             Prints the status and apns-id, and the reply body when there is one (APNs' {"reason"}).
-            With --p8, --key-id and --team it signs a provider token (ES256 JWT) as a provider does; else the
-            provider token is the admin token.
+            With --p8, --key-id and --team it signs a provider token (ES256 JWT) as a provider does, and
+            reuses it for 50 minutes as APNs asks (a new token more often than every 20 minutes is 429
+            TooManyProviderTokenUpdates): the token is kept, readable by you only, in
+            $XDG_CACHE_HOME/islet/provider-tokens (default ~/.cache/islet/…). Else the provider token is
+            the admin token.
             Environment: ISLET_URL, ISLET_ADMIN_TOKEN (sent as the provider token without --p8).
             Exit status: 0 when the push was accepted (200), else 1.
             """)
@@ -73,8 +76,11 @@ struct Push: AsyncParsableCommand {
         }
         do {
             let now = Int64(Date().timeIntervalSince1970)
-            let token = try ProviderToken.signed(
-                keyID: keyID, teamID: team, issuedAt: now, privateKeyPEM: try readKey(p8))
+            let pem = try readKey(p8)
+            let cache = ProviderTokenCache(keyID: keyID, team: team, pem: pem, environment: environment)
+            if let kept = cache?.token(at: now) { return "bearer " + kept }
+            let token = try ProviderToken.signed(keyID: keyID, teamID: team, issuedAt: now, privateKeyPEM: pem)
+            cache?.keep(token, issuedAt: now)
             return "bearer " + token
         } catch let error as ValidationError {
             throw error
@@ -109,5 +115,49 @@ struct Push: AsyncParsableCommand {
         print("\(reply.status) apns-id: \(reply.headers["apns-id"] ?? "-")")
         if !reply.body.isEmpty { print(String(decoding: reply.body, as: UTF8.self)) }
         if reply.status != 200 { throw ExitCode(1) }
+    }
+}
+
+/// The provider token `islet push --p8` signed last for a key, kept between runs: a provider
+/// reuses its token for up to an hour, and APNs refuses a new one within 20 minutes of the last
+/// (`TooManyProviderTokenUpdates`), so a fresh token per push would allow one push per 20 minutes.
+/// One file per team, key id and key (a hash of the PEM), mode 0600: `<iat> <token>`. Reused
+/// while younger than 50 minutes, so a new one (then more than 20 minutes after the last) is
+/// still well within APNs' hour. Any failure to read or write it only means signing anew.
+struct ProviderTokenCache {
+    static let reuseSeconds: Int64 = 50 * 60
+    let path: String
+
+    init?(keyID: String, team: String, pem: String, environment: Environment) {
+        let base =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["HOME"].map { $0 + "/.cache" }
+        guard let base else { return nil }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, to tell two keys with one id apart
+        for byte in pem.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        self.path = "\(base)/islet/provider-tokens/\(team).\(keyID).\(String(hash, radix: 16))"
+    }
+
+    /// The kept token, if it was issued at most `reuseSeconds` before `now` (and not after it).
+    func token(at now: Int64) -> String? {
+        guard let data = FileManager.default.contents(atPath: self.path) else { return nil }
+        let parts = String(decoding: data, as: UTF8.self).split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let issuedAt = Int64(parts[0]), (0...Self.reuseSeconds).contains(now - issuedAt)
+        else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func keep(_ token: String, issuedAt: Int64) {
+        let directory = (self.path as NSString).deletingLastPathComponent
+        let files = FileManager.default
+        let privateDirectory: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+        let privateFile: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+        let partial = self.path + ".partial-\(getpid())"
+        guard
+            (try? files.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: privateDirectory)) != nil,
+            files.createFile(atPath: partial, contents: Data("\(issuedAt) \(token)".utf8), attributes: privateFile)
+        else { return }
+        if rename(partial, self.path) != 0 { unlink(partial) }
     }
 }

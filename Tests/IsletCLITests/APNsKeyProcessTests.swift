@@ -36,9 +36,28 @@ struct APNsKeyProcessTests {
             #expect(try unsigned.readLine()?.hasPrefix("403 apns-id: ") == true)
             #expect(try unsigned.readLine() == #"{"reason":"MissingProviderToken"}"#)
             #expect(try unsigned.waitForExit() == 1)
-            let signed = try IsletProcess(arguments: push + signing + [payload])
-            #expect(try signed.readLine()?.hasPrefix("200 apns-id: ") == true, "\(signed.standardError())")
-            #expect(try signed.waitForExit() == 0)
+            // The signed token is kept (0600) and reused by the next push, as APNs asks: a new one
+            // within 20 minutes would be 429 TooManyProviderTokenUpdates. A kept token older than
+            // 50 minutes is signed anew.
+            let cache = ["XDG_CACHE_HOME": directory.file("cache")]
+            let tokens = directory.file("cache/islet/provider-tokens")
+            try FileManager.default.createDirectory(atPath: tokens, withIntermediateDirectories: true)
+            let stale = "\(Int(Date().timeIntervalSince1970) - 3600) not-a-token"
+            let name = "DEF123GHIJ.ABC123DEFG.\(fnv1a(ProviderKeyFixtures.privateKey))"
+            try stale.write(toFile: tokens + "/" + name, atomically: false, encoding: .utf8)
+            var kept: [String] = []
+            for _ in 0..<3 {
+                let signed = try IsletProcess(arguments: push + signing + [payload], environment: cache)
+                #expect(try signed.readLine()?.hasPrefix("200 apns-id: ") == true, "\(signed.standardError())")
+                #expect(try signed.waitForExit() == 0)
+                let files = try FileManager.default.contentsOfDirectory(atPath: tokens)
+                #expect(files.count == 1)
+                let file = tokens + "/" + (files.first ?? "")
+                kept.append(try String(contentsOfFile: file, encoding: .utf8))
+                let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+            }
+            #expect(kept[0] != stale && kept[1] == kept[0] && kept[2] == kept[0], "signed once, then reused")
             let status = try TestHTTP.state(port: port, path: "/activities/a1/content/state/status").json()["value"]
             #expect(status == "onItsWay")
 
@@ -90,4 +109,11 @@ struct APNsKeyProcessTests {
             #expect(notAKey.standardError().contains("unreadable_key"))
         }
     }
+}
+
+/// The cache's name for a key (`ProviderTokenCache`): FNV-1a of the PEM, in hexadecimal.
+private func fnv1a(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return String(hash, radix: 16)
 }
