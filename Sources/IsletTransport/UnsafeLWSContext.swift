@@ -69,6 +69,9 @@ final class LWSContext {
         info.port = islet_lws_context_port_no_listen
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.pcontext = self.slot
+        // A request's headers, all of them, up to 16 KiB, as over HTTP/2 (lws's default is 4 KiB,
+        // and a request over it gets no reply at all).
+        info.max_http_header_data = UInt16(Self.maxRequestHeaderBytes)
         // lws reads foreign_loops only during lws_create_context.
         let foreignLoops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
         defer { foreignLoops.deallocate() }
@@ -79,6 +82,9 @@ final class LWSContext {
             created, "lws_create_context", kind: .contextFailed,
             "libwebsockets could not create its context on the libuv loop (is libwebsockets-evlib-uv installed?)")
     }
+
+    /// The most header bytes an HTTP/1.1 request may carry (lws closes a connection over it).
+    static let maxRequestHeaderBytes = 16 * 1024
 
     /// The context pointer, until destruction completes.
     var context: OpaquePointer? { self.slot.pointee }

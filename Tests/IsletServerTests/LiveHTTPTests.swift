@@ -19,6 +19,15 @@ struct LiveHTTPTests {
         }
     }
 
+    @Test("a request whose headers hold 12 KiB (over libwebsockets' 4 KiB default, within Islet's 16 KiB) is answered")
+    func largeHeaders() async throws {
+        try await withRunningServer { server in
+            let cookie = String(repeating: "c", count: 12 * 1024)
+            let response = try TestHTTP.request(port: server.port, "/healthz", headers: [("Cookie", "big=" + cookie)])
+            #expect(response.status == 200)
+        }
+    }
+
     @Test(
         "static files come with their MIME type, an ETag and Last-Modified",
         arguments: [
