@@ -54,10 +54,16 @@ struct Push: AsyncParsableCommand {
     @Option(help: "The team id of --p8 (the token's iss).")
     var team: String?
 
+    @Option(help: "Push into this simulation only (POST /v1/simulations/ID/3/device/…); default: the one holding the token.")
+    var simulation: String?
+
     @Argument(help: "The payload file ({\"aps\": {…}}), or - for standard input.")
     var file: String
 
     func validate() throws {
+        if let simulation = self.simulation, !SimulationRequests.isValidID(simulation) {
+            throw ValidationError("--simulation must be 1 to 64 of a-z, 0-9 and -, not \"\(simulation)\"")
+        }
         guard self.p8 != nil || self.keyID != nil || self.team != nil else { return }
         guard let keyID = self.keyID, let team = self.team, self.p8 != nil else {
             throw ValidationError("--p8, --key-id and --team go together")
@@ -109,9 +115,10 @@ struct Push: AsyncParsableCommand {
         if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
         if let apnsID { headers.append(("apns-id", apnsID)) }
         if let authorization = try self.authorization(environment) { headers.append(("Authorization", authorization)) }
+        let prefix = self.simulation.map { "/v1/simulations/\($0)" } ?? ""
         let reply = try await HTTPClient.request(
-            host: target.host, port: target.port, method: "POST", path: "/3/device/\(self.token)", headers: headers,
-            body: body)
+            host: target.host, port: target.port, method: "POST", path: "\(prefix)/3/device/\(self.token)",
+            headers: headers, body: body)
         print("\(reply.status) apns-id: \(reply.headers["apns-id"] ?? "-")")
         if !reply.body.isEmpty { print(String(decoding: reply.body, as: UTF8.self)) }
         if reply.status != 200 { throw ExitCode(1) }

@@ -108,5 +108,22 @@ struct TailPushProcessTests {
         #expect(try refused.readLine()?.hasPrefix("400 apns-id: ") == true)
         #expect(try refused.readLine() == #"{"reason":"DeviceTokenNotForTopic"}"#)
         #expect(try refused.waitForExit() == 1)
+        // A fork holds the same token: --simulation pushes into it, and only it.
+        #expect(try TestHTTP.createSimulation(port: port, ["id": "later", "from": ["simulation": "default"]]).status == 201)
+        let arrived = #"{"aps":{"timestamp":1795766600,"event":"update","content-state":{"status":"arrived"}}}"#
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(arrived.utf8)))
+        let intoFork = try IsletProcess(arguments: [
+            "push", "--url", "http://127.0.0.1:\(port)", "--token", token, "--topic", "coffee.push-type.liveactivity",
+            "--simulation", "later", file,
+        ])
+        #expect(try intoFork.readLine()?.hasPrefix("200 apns-id: ") == true)
+        #expect(try intoFork.waitForExit() == 0)
+        let path = "/activities/a1/content/state/status"
+        #expect(try TestHTTP.state(port: port, path: path, simulation: "later").json()["value"] == "arrived")
+        #expect(try TestHTTP.state(port: port, path: path).json()["value"] == "onItsWay")
+        let badName = try IsletProcess(arguments: [
+            "push", "--token", token, "--topic", "coffee.push-type.liveactivity", "--simulation", "../x", file,
+        ])
+        #expect(try badName.waitForExit() == 64)
     }
 }
