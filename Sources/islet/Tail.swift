@@ -82,7 +82,9 @@ struct Tail: AsyncParsableCommand {
             host: host, port: port, method: "GET", path: "/v1/simulations/\(queryEncoded(simulation))", headers: [],
             body: [])
         guard reply.status == 200, let epoch = SimulationRequests.epoch(reply.body) else {
-            throw ValidationError("no simulation \(simulation): \(SimulationRequests.errorMessage(reply.body))")
+            // The server's answer, not a usage error: exit 1 as for any refusal.
+            printError("islet tail: \(reply.status) \(SimulationRequests.errorMessage(reply.body))")
+            throw ExitCode(1)
         }
         return epoch
     }

@@ -72,6 +72,11 @@ struct TailPushProcessTests {
             #expect(lines.count == 2, "\(lines)")
             #expect(try tail.waitForExit() == 0)
         }
+        let unknown = try IsletProcess(arguments: [
+            "tail", "--url", "ws://127.0.0.1:\(port)", "--simulation", "nosuch", "--since", "3",
+        ])
+        #expect(try unknown.waitForExit() == 1)
+        #expect(unknown.standardError().contains(#"404 not_found: no simulation "nosuch""#), "\(unknown.standardError())")
         for arguments in [["--path", "no-slash"], ["--simulation", "nosuch"]] {
             let tail = try IsletProcess(arguments: ["tail", "--url", "ws://127.0.0.1:\(port)"] + arguments)
             #expect(try JSONParser().parse(try #require(try tail.readLine()))["type"] == "hello")
