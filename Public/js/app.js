@@ -49,6 +49,17 @@ store.stream.addEventListener("connection", ({ detail }) => {
   $("conn-retry").hidden = detail.state !== "offline";
 });
 $("conn-retry").addEventListener("click", () => store.stream.retryNow());
+// A server that requires a token refuses the stream (`unauthorized`, close 1008) and the page
+// would go on saying "Connecting…": say what it lacks, and how to give it.
+store.stream.addEventListener("error", ({ detail }) => {
+  if (detail.error?.code !== "unauthorized") return;
+  const notice = $("simulation-notice");
+  notice.replaceChildren(apiToken
+    ? "The server refused this page's token. Open the page again with a valid one: #token=… after its address."
+    : "This server needs a token. Open the page with #token=… after its address (the admin or viewer token, or a simulation's own).");
+  notice.hidden = false;
+  document.documentElement.dataset.refused = "token";
+});
 store.connect(); // the handshake overlaps with building the rest of the page
 
 const status = $("device-status");

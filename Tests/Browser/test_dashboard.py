@@ -199,3 +199,21 @@ def test_a_one_shot_headless_screenshot_two_seconds_in_shows_a_settled_page(demo
     assert "data-first-island=" in dom, "the first island is drawn"
     assert 'data-state="live"' in dom, "the connection badge says Live"
     assert "is-loading" not in dom, "no widget is still loading"
+
+
+@pytest.mark.allow_console(r"status of 401|WebSocket")
+def test_a_page_without_a_valid_token_says_so_instead_of_connecting_for_ever(browser, start_server):
+    server = start_server(token="dashboard-admin-token-0123")
+    notice = lambda d: d.find_element(By.ID, "simulation-notice")  # noqa: E731
+    browser.get(f"{server.url}/")
+    wait_for(browser, lambda d: notice(d).is_displayed() and "needs a token" in notice(d).text,
+             message="no notice that a token is needed")
+    browser.get(f"{server.url}/#token=not-the-token")
+    browser.refresh()
+    wait_for(browser, lambda d: notice(d).is_displayed() and "refused this page's token" in notice(d).text,
+             message="no notice that the token was refused")
+    browser.get(f"{server.url}/#token={server.token}")
+    browser.refresh()
+    wait_for(browser, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "live",
+             message="the stream never went live with the token")
+    assert not notice(browser).is_displayed()
