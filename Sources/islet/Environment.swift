@@ -34,6 +34,17 @@ struct Environment {
         guard let value = T(text) else { throw ValidationError("\(name) must be a number, not \(text)") }
         return value
     }
+
+    /// A switch: `1` or `true` on, `0`, `false` or empty off, unset nil.
+    /// - Throws: `ValidationError` for any other value (a `yes` must not quietly mean off).
+    func flag(_ name: String) throws -> Bool? {
+        guard let text = self[name] else { return nil }
+        switch text.lowercased() {
+        case "1", "true": return true
+        case "0", "false", "": return false
+        default: throw ValidationError("\(name) must be 1 or true (on), 0 or false (off), not \(text)")
+        }
+    }
 }
 
 extension Substring {

@@ -267,11 +267,9 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--virtual-clock must be an RFC 3339 date such as 2026-11-22T08:00:00Z: \(error)")
             }
         }
-        configuration.webSocketCompression =
-            self.wsCompression || ["1", "true"].contains(environment["ISLET_WS_COMPRESSION"]?.lowercased())
+        configuration.webSocketCompression = try self.wsCompression || environment.flag("ISLET_WS_COMPRESSION") == true
         configuration.conformanceEcho = self.conformanceEcho
-        configuration.apnsStrict =
-            self.apnsStrict || ["1", "true"].contains(environment["ISLET_APNS_STRICT"]?.lowercased())
+        configuration.apnsStrict = try self.apnsStrict || environment.flag("ISLET_APNS_STRICT") == true
         if let max: Int = try self.maxSimulations ?? environment.number("ISLET_MAX_SIMULATIONS") {
             configuration.maxSimulations = max
         }

@@ -216,5 +216,10 @@ struct StoreProcessTests {
         #expect(try runIslet(["serve", "--port", "0", "--snapshot-interval", "inf"]).status == 2)
         #expect(try runIslet(["serve", "--port", "0", "--durability", "sometimes"]).status != 0)
         #expect(try runIslet(["serve", "--port", "0", "--snapshot-every", "0"]).status == 2)
+        // A switch set to anything but 1/true/0/false is refused, not quietly off.
+        let yes = try runIslet(["serve", "--print-config"], environment: ["ISLET_WS_COMPRESSION": "yes"])
+        #expect(yes.status == 64 && yes.errors.contains("ISLET_WS_COMPRESSION must be 1 or true"), "\(yes.errors)")
+        let on = try runIslet(["serve", "--print-config"], environment: ["ISLET_APNS_STRICT": "TRUE"])
+        #expect(on.status == 0 && on.output.contains("apns-strict: true"), "\(on.output)")
     }
 }
