@@ -55,6 +55,14 @@ public final class RunningServer: Sendable {
         self.holder = holder
     }
 
+    /// Whether `start` failed on what was asked for rather than on the machine: an address that
+    /// cannot be listened on (in use, not this machine's), TLS files that do not load. `islet
+    /// serve` refuses these with exit code 2, as a database that cannot be used.
+    public static func isUnusableSetting(_ error: any Error) -> Bool {
+        guard let error = error as? TransportError else { return false }
+        return error.kind == .bindFailed || error.kind == .contextFailed
+    }
+
     /// Starts a loop thread, binds the transport and creates the server on it.
     ///
     /// - Parameters:

@@ -21,7 +21,9 @@ struct Serve: AsyncParsableCommand {
             ISLET_MAX_CONNECTIONS, ISLET_ALLOWED_HOSTS (comma-separated).
             Once listening, one line "listening on http://HOST:PORT" goes to standard output.
             A database that cannot be used (corrupt, another program's, newer, locked by another
-            islet) or whose log does not replay is refused with exit code 2; it is never replaced.
+            islet) or whose log does not replay is refused with exit code 2; it is never replaced. So
+            is an address that cannot be listened on (in use, not this machine's) and TLS files that
+            do not load.
             """)
 
     @Option(help: "Address to listen on (ISLET_HOST). Default: 127.0.0.1.")
@@ -186,6 +188,9 @@ struct Serve: AsyncParsableCommand {
             printError("islet serve: --replay \(self.replay ?? ""): \(error)")
             throw ExitCode(2)
         } catch let error where CommandLogFile.isOperatorError(error) {
+            printError("islet serve: \(error)")
+            throw ExitCode(2)
+        } catch let error where RunningServer.isUnusableSetting(error) {
             printError("islet serve: \(error)")
             throw ExitCode(2)
         } catch {

@@ -216,6 +216,12 @@ struct StoreProcessTests {
         #expect(try runIslet(["serve", "--port", "0", "--snapshot-interval", "inf"]).status == 2)
         #expect(try runIslet(["serve", "--port", "0", "--durability", "sometimes"]).status != 0)
         #expect(try runIslet(["serve", "--port", "0", "--snapshot-every", "0"]).status == 2)
+        // An address in use (by another islet) is refused like any other that cannot be used.
+        let first = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)
+        let port = try first.waitForListening()
+        defer { first.send(signal: SIGTERM) }
+        let inUse = try runIslet(["serve", "--port", String(port), "--db", ":memory:"])
+        #expect(inUse.status == 2 && inUse.errors.contains("cannot listen on"), "\(inUse.errors)")
         // A switch set to anything but 1/true/0/false is refused, not quietly off.
         let yes = try runIslet(["serve", "--print-config"], environment: ["ISLET_WS_COMPRESSION": "yes"])
         #expect(yes.status == 64 && yes.errors.contains("ISLET_WS_COMPRESSION must be 1 or true"), "\(yes.errors)")
