@@ -78,7 +78,9 @@ public struct Chromium: Sendable {
         process.standardError = FileHandle.nullDevice
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
-        do { try process.run() } catch { throw SnapshotError("cannot run \(self.executable): \(error)") }
+        do { try process.run() } catch {
+            throw SnapshotError("cannot run \(self.executable): \(error.localizedDescription) (ISLET_CHROMIUM names it)")
+        }
         // A page that never settles (a template redirecting the page, say) must not hang the CLI.
         guard exited.wait(timeout: .now() + .seconds(self.timeoutSeconds)) == .success else {
             process.terminate()

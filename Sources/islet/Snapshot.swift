@@ -73,7 +73,10 @@ struct Snapshot: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if self.at != nil { try await server.delete(simulation) }
-        try Data(image.png).write(to: URL(fileURLWithPath: self.output))
+        do { try Data(image.png).write(to: URL(fileURLWithPath: self.output)) } catch {
+            printError("islet snapshot: cannot write \(self.output): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
         guard let baselinePath = self.compare else { return }
         try self.compareWith(baselinePath, image)
     }
