@@ -143,6 +143,11 @@ struct StoreRepair: ParsableCommand {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         let copy = self.copy ?? "\(path).before-repair-\(time(nil))"
         try requireExistingLog(path, "repair")
+        var existing = stat()
+        if stat(copy, &existing) == 0 {
+            printError("islet store repair: \(copy) exists: --copy names the new file the log is copied to")
+            throw ExitCode(2)
+        }
         try withStoreErrors("repair") {
             let log = try CommandLogFile(path: path)
             let repair = try log.repair(keepingCopyAt: copy)

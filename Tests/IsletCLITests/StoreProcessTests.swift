@@ -186,6 +186,13 @@ struct StoreProcessTests {
             #expect(message.contains("record \(bad) does not replay"), "\(message)")
             #expect(message.contains("islet store repair --db \(db)"), "\(message)")
 
+            // A --copy that exists is refused, the file and the log left as they were.
+            let precious = dir.file("precious.txt")
+            try "keep me".write(toFile: precious, atomically: false, encoding: .utf8)
+            let taken = try runIslet(["store", "repair", "--db", db, "--copy", precious])
+            #expect(taken.status == 2 && taken.errors.contains("\(precious) exists"), "\(taken.errors)")
+            #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
+
             let copy = dir.file("before-repair.sqlite")
             let repaired = try runIslet(["store", "repair", "--db", db, "--copy", copy])
             #expect(repaired.status == 0, "\(repaired.errors)")

@@ -63,6 +63,18 @@ public struct JSONNumber: Sendable, Hashable {
         }
     }
 
+    /// The value as an unsigned 64-bit integer, when it is exactly one (a revision number, of the
+    /// whole range, not only the integers a Double holds); nil for a fraction, a negative or a
+    /// larger value.
+    public var uint64Value: UInt64? {
+        switch self.storage {
+        case .double(let value):
+            return value >= 0 && value < 0x1p64 && value == value.rounded(.towardZero) ? UInt64(value) : nil
+        case .exact(let text):
+            return UInt64(text)  // an integer's canonical text is its plain digits
+        }
+    }
+
     /// Whether a Double holds the value exactly as the number denotes it.
     public var isDouble: Bool {
         if case .double = self.storage { return true }

@@ -389,11 +389,10 @@ struct SimulationRequest {
         try SimulationName.validate(simulation, field: "/from/simulation")
         var source = Source(simulation: simulation)
         if let rev = from["rev"] {
-            guard let number = rev.numberValue, number >= 0, number <= 9_007_199_254_740_991, number == number.rounded()
-            else {
+            guard case .number(let number) = rev, let exact = number.uint64Value else {
                 throw APIError(.invalidArgument, "\"from.rev\" must be a revision number", field: "/from/rev")
             }
-            source.rev = UInt64(number)
+            source.rev = exact
         }
         self.from = source
     }

@@ -118,9 +118,9 @@ enum ClientMessage: Equatable {
         guard let epoch = since["epoch"]?.stringValue else {
             throw APIError(.invalidArgument, "\"since.epoch\" must be a string", field: "/since/epoch")
         }
-        guard let rev = since["rev"]?.numberValue, rev >= 0, rev <= 9_007_199_254_740_991, rev == rev.rounded() else {
+        guard case .number(let number)? = since["rev"], let rev = number.uint64Value else {
             throw APIError(.invalidArgument, "\"since.rev\" must be a revision number", field: "/since/rev")
         }
-        return Since(epoch: epoch, rev: UInt64(rev))
+        return Since(epoch: epoch, rev: rev)
     }
 }

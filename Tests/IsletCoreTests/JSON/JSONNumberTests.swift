@@ -64,6 +64,23 @@ import Testing
         #expect(try self.parser.parse("99999999999999991611392") == .number(1e23))
     }
 
+    @Test("an unsigned 64-bit integer is read exactly over its whole range; fractions, negatives and larger values are not one")
+    func uint64Values() throws {
+        func exact(_ text: String) throws -> UInt64? {
+            guard case .number(let number) = try self.parser.parse(text) else { return nil }
+            return number.uint64Value
+        }
+        #expect(try exact("0") == 0)
+        #expect(try exact("9007199254740993") == 9_007_199_254_740_993)
+        #expect(try exact("18446744073709551615") == .max)
+        #expect(try exact("1.8446744073709551615e19") == .max)
+        #expect(try exact("18446744073709549568") == 18_446_744_073_709_549_568)  // a Double's
+        #expect(try exact("18446744073709551616") == nil)
+        #expect(try exact("1.5") == nil)
+        #expect(try exact("-1") == nil)
+        #expect(try exact("1e30") == nil)
+    }
+
     @Test("the engine reads the nearest Double")
     func nearestDouble() throws {
         #expect(try self.parser.parse("1795560793900123456").numberValue == 1_795_560_793_900_123_456)

@@ -74,6 +74,9 @@ struct LiveResumeTests {
             #expect(try client.read(until: "snapshot")["reason"] == "epoch_changed")
             try client.subscribe("future", path: "/clock", since: (epoch, 99))
             #expect(try client.read(until: "snapshot")["reason"] == "unknown_revision")
+            // A revision is unsigned 64-bit: one beyond what a Double holds is still a revision.
+            try client.send(text: #"{"op":"subscribe","id":"far","path":"/clock","since":{"epoch":"\#(epoch)","rev":18446744073709551615}}"#)
+            #expect(try client.read(until: "snapshot")["reason"] == "unknown_revision")
             try client.subscribe("now", path: "/clock", since: (epoch, 7))
             let current = try client.read(until: "subscribed")
             #expect(current["rev"] == 7)

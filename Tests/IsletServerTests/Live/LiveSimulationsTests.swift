@@ -279,6 +279,9 @@ struct LiveSimulationsTests {
                     (#"{"from":{"simulation":"ghost"}}"#, 404, "not_found", nil),
                     (#"{"from":{"simulation":"one","rev":5}}"#, 409, "conflict", "/from/rev"),
                     (#"{"from":{"simulation":"one","rev":-1}}"#, 400, "invalid_argument", "/from/rev"),
+                    (#"{"from":{"simulation":"one","rev":1.5}}"#, 400, "invalid_argument", "/from/rev"),
+                    (#"{"from":{"simulation":"one","rev":18446744073709551615}}"#, 409, "conflict", "/from/rev"),
+                    (#"{"from":{"simulation":"one","rev":18446744073709551616}}"#, 400, "invalid_argument", "/from/rev"),
                     (#"[1]"#, 400, "invalid_argument", ""),
                     (#"{"id":"#, 400, "invalid_json", nil),
                 ]
