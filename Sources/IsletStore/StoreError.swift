@@ -92,6 +92,12 @@ extension StoreError {
     }
 
     static func foreignApplication(path: String, applicationID: Int32) -> Self {
+        if applicationID == WorldStore.applicationID {
+            return Self(
+                .foreignApplication, path: path,
+                message: "\(path) is Islet's store of the simulations other than default, not a command log: "
+                    + "pass --db with the command log beside it (its name without .simulations)")
+        }
         let owner = applicationID == 0 ? "no application_id, but it has tables" : "application_id \(hex(applicationID))"
         return Self(
             .foreignApplication, path: path,

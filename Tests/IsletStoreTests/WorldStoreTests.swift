@@ -105,7 +105,8 @@ struct WorldStoreTests {
             #expect(throws: StoreError.foreignApplication) { _ = try WorldStore(path: log, logger: quietLogger) }
             let worlds = dir.file("islet.simulations.sqlite")
             _ = try WorldStore(path: worlds, logger: quietLogger)
-            #expect(throws: StoreError.foreignApplication) { _ = try CommandLog(path: worlds, logger: quietLogger) }
+            let refusal = #expect(throws: StoreError.foreignApplication) { _ = try CommandLog(path: worlds, logger: quietLogger) }
+            #expect(refusal?.description.contains("store of the simulations other than default") == true, "\(String(describing: refusal))")
         }
     }
 
