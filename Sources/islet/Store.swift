@@ -35,6 +35,7 @@ struct StoreExport: ParsableCommand {
 
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try requireExistingLog(path, "export")
         try withStoreErrors("export") {
             let log = try CommandLogFile(path: path, readOnly: true)
             if let out = self.out, [path, path + "-wal", path + "-shm"].contains(where: { isSameFile(out, $0) }) {
@@ -173,6 +174,7 @@ struct StoreInfo: ParsableCommand {
 
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
+        try requireExistingLog(path, "info")
         try withStoreErrors("info") {
             let log = try CommandLogFile(path: path, readOnly: true)
             print("path: \(path)")
@@ -195,13 +197,18 @@ private func withStoreErrors(_ command: String, _ body: () throws -> Void) throw
     }
 }
 
-/// Refuses (exit code 2) a command that changes a log when `path` holds none: opening it would
-/// create an empty one, and a mistyped `--db` would "succeed" on it.
+/// Refuses (exit code 2) a `--db` that names no file: opening it would create an empty log (and a
+/// mistyped `--db` would "succeed" on it), or SQLite would call a directory an I/O error.
 private func requireExistingLog(_ path: String, _ command: String) throws {
     var info = stat()
-    guard stat(path, &info) != 0 else { return }
-    printError("islet store \(command): there is no command log at \(path) (check --db or ISLET_DB)")
-    throw ExitCode(2)
+    if stat(path, &info) != 0 {
+        printError("islet store \(command): there is no command log at \(path) (check --db or ISLET_DB)")
+        throw ExitCode(2)
+    }
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+        printError("islet store \(command): \(path) is a directory: --db names the command log file")
+        throw ExitCode(2)
+    }
 }
 
 /// Whether both paths name one existing file (the same device and inode, through any link).

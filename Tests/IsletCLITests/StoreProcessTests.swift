@@ -132,12 +132,14 @@ struct StoreProcessTests {
             #expect(info.contains("last revision: \(since + 1)"))
             #expect(info.contains("records: 5"))
             #expect(try runIslet(["store", "export", "--db", db]).status == 2)
-            // A mistyped --db is refused, not created.
-            for command in ["compact", "repair"] {
+            // A mistyped --db is refused, not created; a directory is said to be one.
+            for command in ["compact", "repair", "info", "export"] {
                 let typo = dir.file("typo-\(command).sqlite")
                 let refused = try runIslet(["store", command, "--db", typo])
                 #expect(refused.status == 2 && refused.errors.contains("there is no command log"), "\(refused.errors)")
                 #expect(!FileManager.default.fileExists(atPath: typo))
+                let directory = try runIslet(["store", command, "--db", dir.path])
+                #expect(directory.status == 2 && directory.errors.contains("is a directory"), "\(directory.errors)")
             }
             // A refused export over an earlier scenario file leaves the file as it was.
             let earlier = dir.file("earlier.jsonl")
