@@ -33,7 +33,7 @@ struct Push: AsyncParsableCommand {
     @Option(help: "apns-push-type.")
     var pushType = "liveactivity"
 
-    @Option(help: "apns-expiration (Unix seconds).")
+    @Option(parsing: .unconditional, help: "apns-expiration (Unix seconds).")
     var expiration: Int?
 
     @Option(help: "apns-collapse-id.")

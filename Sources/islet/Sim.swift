@@ -47,7 +47,9 @@ struct Sim: AsyncParsableCommand {
         @Option(help: "Start a paused virtual clock at this RFC 3339 instant, e.g. 2026-01-01T08:00:00Z.")
         var virtualClock: String?
 
-        @Option(help: "Simulated seconds per wall second of the virtual clock (0 pauses it).")
+        // `.unconditional`: a negative value is a value (the server says why it is refused), not
+        // an unknown option.
+        @Option(parsing: .unconditional, help: "Simulated seconds per wall second of the virtual clock (0 pauses it).")
         var rate: Double?
 
         @Flag(help: "Follow the wall clock.")
@@ -56,6 +58,12 @@ struct Sim: AsyncParsableCommand {
         func validate() throws {
             if self.wallClock && (self.virtualClock != nil || self.rate != nil) {
                 throw ValidationError("--wall-clock takes neither --virtual-clock nor --rate")
+            }
+            if let text = self.virtualClock {
+                var probe = IsletConfiguration()
+                do { try probe.setVirtualClockStart(rfc3339: text) } catch {
+                    throw ValidationError("--virtual-clock must be an RFC 3339 date such as 2026-01-01T08:00:00Z: \(error)")
+                }
             }
         }
     }

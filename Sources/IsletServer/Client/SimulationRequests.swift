@@ -73,7 +73,9 @@ public enum SimulationRequests {
         if let error = (try? JSONParser.stored.parse(reply))?["error"],
             let message = error["message"]?.stringValue
         {
-            return (error["code"]?.stringValue).map { "\($0): \(message)" } ?? message
+            // `invalid_argument at /clock/rate: …`: the field names the option the body came from.
+            let field = error["field"]?.stringValue.map { " at \($0)" } ?? ""
+            return (error["code"]?.stringValue).map { "\($0)\(field): \(message)" } ?? message
         }
         return String(decoding: reply, as: UTF8.self)
     }
