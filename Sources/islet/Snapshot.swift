@@ -34,7 +34,10 @@ struct Snapshot: AsyncParsableCommand {
 
     @Option(help: "island, lockScreen, standby or home.") var view: String
 
-    @Option(help: "Draw the world as it is at this RFC 3339 instant (a forked simulation).") var at: String?
+    @Option(
+        help:
+            "Draw the world moved forward to this RFC 3339 instant (a throwaway fork, its clock set there; an earlier instant does not undo what happened)."
+    ) var at: String?
 
     @Option(help: "A baseline PNG to compare with.") var compare: String?
 
