@@ -259,7 +259,8 @@ private final class OutputFile {
 
     func close() throws {
         guard self.descriptor != 1 else { return }
-        let synced = fsync(self.descriptor) == 0
+        // A device or a pipe has nothing to sync (fsync fails there with EINVAL).
+        let synced = self.partial == nil || fsync(self.descriptor) == 0
         let closed = Glibc.close(self.descriptor) == 0
         self.isClosed = true
         guard synced, closed else {
