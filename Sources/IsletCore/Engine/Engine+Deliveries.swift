@@ -114,16 +114,16 @@ extension Engine {
         channel: String? = nil, subscribers: Int? = nil, applied: Int? = nil, detail: String? = nil
     ) {
         guard self.apps.contains(appID) else { return }
-        var record: JSONObject = [
-            "activity": activity.map(JSONValue.string) ?? .null,
-            "apnsId": delivery.apnsId.map(JSONValue.string) ?? .null,
-            "at": .string(self.now.rfc3339),
-            "event": event.map(JSONValue.string) ?? .null,
-            "outcome": .string(outcome),
-            "priority": .number(Double(delivery.priority)),
-            "reason": reason.map(JSONValue.string) ?? .null,
-            "source": .string(delivery.source.rawValue),
-        ]
+        var record = JSONObject(sortedUniqueMembers: [
+            .init(key: "activity", value: activity.map(JSONValue.string) ?? .null),
+            .init(key: "apnsId", value: delivery.apnsId.map(JSONValue.string) ?? .null),
+            .init(key: "at", value: .string(self.now.rfc3339)),
+            .init(key: "event", value: event.map(JSONValue.string) ?? .null),
+            .init(key: "outcome", value: .string(outcome)),
+            .init(key: "priority", value: .number(Double(delivery.priority))),
+            .init(key: "reason", value: reason.map(JSONValue.string) ?? .null),
+            .init(key: "source", value: .string(delivery.source.rawValue)),
+        ])
         if let channel {
             record["channel"] = .string(channel)
             if let subscribers { record["subscribers"] = .number(Double(subscribers)) }

@@ -41,28 +41,32 @@ extension Engine {
     /// activity or its app changes, never by the passing of time (countdowns are client-side).
     func renderContext(_ activity: Activity) -> JSONValue {
         let app = self.apps.read(activity.app) { (name: $0.name, identity: $0.identity.contextJSON) }
-        let details: JSONObject = [
-            "activityState": .string(activity.phase.rawValue),
-            "attributesType": .string(activity.attributesType),
-            "endedAt": date(activity.endedAt),
-            "id": .string(activity.id),
-            "isEnded": .bool(activity.phase == .ended || activity.phase == .dismissed),
-            "isStale": .bool(activity.phase == .stale),
-            "relevanceScore": .number(activity.content.relevanceScore),
-            "staleDate": date(activity.content.staleDate),
-            "startedAt": date(activity.startedAt),
-        ]
-        let context: JSONObject = [
-            "activity": .object(details),
-            "alert": activity.alert?.json ?? .null,
-            "app": [
-                "id": .string(activity.app), "identity": app?.identity ?? .object(JSONObject()),
-                "name": .string(app?.name ?? activity.app),
-            ],
-            "attributes": .object(activity.attributes),
-            "state": .object(activity.content.state),
-        ]
-        return .object(context)
+        // Members in key order, built once per update to compare with the last context: no
+        // dictionary literal (a tuple array mapped to members, then checked for order).
+        let details = JSONObject(sortedUniqueMembers: [
+            .init(key: "activityState", value: .string(activity.phase.rawValue)),
+            .init(key: "attributesType", value: .string(activity.attributesType)),
+            .init(key: "endedAt", value: date(activity.endedAt)),
+            .init(key: "id", value: .string(activity.id)),
+            .init(key: "isEnded", value: .bool(activity.phase == .ended || activity.phase == .dismissed)),
+            .init(key: "isStale", value: .bool(activity.phase == .stale)),
+            .init(key: "relevanceScore", value: .number(activity.content.relevanceScore)),
+            .init(key: "staleDate", value: date(activity.content.staleDate)),
+            .init(key: "startedAt", value: date(activity.startedAt)),
+        ])
+        let appJSON = JSONObject(sortedUniqueMembers: [
+            .init(key: "id", value: .string(activity.app)),
+            .init(key: "identity", value: app?.identity ?? .object(JSONObject())),
+            .init(key: "name", value: .string(app?.name ?? activity.app)),
+        ])
+        return .object(
+            JSONObject(sortedUniqueMembers: [
+                .init(key: "activity", value: .object(details)),
+                .init(key: "alert", value: activity.alert?.json ?? .null),
+                .init(key: "app", value: .object(appJSON)),
+                .init(key: "attributes", value: .object(activity.attributes)),
+                .init(key: "state", value: .object(activity.content.state)),
+            ]))
     }
 }
 

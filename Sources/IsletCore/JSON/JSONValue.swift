@@ -154,6 +154,7 @@ public struct JSONObject: Sendable, Hashable {
 
     /// Builds an object from members already sorted by key with unique keys.
     init(sortedUniqueMembers members: [Member]) {
+        assert(members.isStrictlySortedByKey, "members out of order: \(members.map(\.key))")
         self.members = members
     }
 
@@ -228,7 +229,7 @@ extension [JSONObject.Member] {
         self = result
     }
 
-    private var isStrictlySortedByKey: Bool {
+    fileprivate var isStrictlySortedByKey: Bool {
         var index = 1
         while index < self.count {
             if !self[index - 1].key.sortsBefore(self[index].key) { return false }
