@@ -94,9 +94,22 @@ public struct TimeZoneRule: Sendable, Hashable {
         return Instant(millisecondsSinceEpoch: local.floorDivided(by: millisecondsPerHour) * millisecondsPerHour - offset)
     }
 
-    /// The next local top of the hour strictly after `instant`.
+    /// The next local top of the hour strictly after `instant`: the first instant after it whose
+    /// local time, in the offset in force then, is a whole hour. Every offset and transition of
+    /// the table falls on a quarter hour of UTC, so the quarter hours after `instant` are the
+    /// candidates: past a change of offset the next top can be 30 minutes or two hours away
+    /// (Lord Howe moves by 30 minutes, so its tops are at :00 UTC before and :30 after), and a
+    /// local hour a change skips has none.
     public func nextHour(after instant: Instant) -> Instant {
-        self.hourStart(self.hourStart(instant).adding(milliseconds: millisecondsPerHour + 1))
+        let quarter = millisecondsPerHour / 4
+        var candidate = Instant(
+            millisecondsSinceEpoch: (instant.millisecondsSinceEpoch.floorDivided(by: quarter) + 1) * quarter)
+        // At most three hours on (a skipped hour after a 1-hour change); eight would do.
+        for _ in 0..<12 {
+            if self.localMilliseconds(candidate).floorModulo(millisecondsPerHour) == 0 { return candidate }
+            candidate = candidate.adding(milliseconds: quarter)
+        }
+        preconditionFailure("no top of the hour within three hours in \(self.identifier)")
     }
 
     private func localMilliseconds(_ instant: Instant) -> Int64 {

@@ -142,6 +142,25 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("SS-7 across a 30-minute change of offset (Australia/Lord_Howe) a stack re-ranks at each local top of the hour once, and its next re-ranking is always later")
+    func ss7HalfHourChange() throws {
+        var sim = try Self.world([("a", "weather", 50), ("b", "news", 50)])
+        // 2026-04-05 02:00 +11 (15:00Z) becomes 01:30 +10:30: the tops move from :00 to :30 UTC.
+        let before = try Instant(rfc3339: "2026-04-04T14:10:00Z")
+        sim.engine = sim.engine.forked(
+            clock: .virtual(now: before, rate: 0, atWall: sim.wall), atWall: sim.wall, tokenSalt: 1)
+        try sim.run(["type": "device.upsert", "id": "d1", "timeZone": "Australia/Lord_Howe"])
+        try sim.stack("s", ["a", "b"])
+        var reached: [String] = []
+        for _ in 0..<4 {
+            let next = try #require(sim.engine.nextDeadline)
+            #expect(next > sim.engine.now, "a deadline after now, not at it")
+            try sim.advance(to: next)
+            reached.append(next.rfc3339)
+        }
+        #expect(reached == ["2026-04-04T15:30:00Z", "2026-04-04T16:30:00Z", "2026-04-04T17:30:00Z", "2026-04-04T18:30:00Z"])
+    }
+
     @Test(
         "SS-4 score = Σ weight × feature, features in [0, 1], contributions add up to the score exactly; habit follows use at this hour of day"
     )

@@ -25,6 +25,42 @@ import Testing
         #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, first \(mismatches.prefix(5))")
     }
 
+    @Test("SS-7 around every change of offset of 2026–2027, in every zone, the next top of the hour is after the instant, a whole local hour, and the first such")
+    func nextHourAroundEveryChange() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("time-zone-vectors/offsets.txt")
+        var previous: (zone: Substring, offset: Substring)?
+        var changes: [(TimeZoneRule, Int64)] = []
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if let previous, previous.zone == parts[0], previous.offset != parts[2],
+                let zone = TimeZoneRule.named(String(parts[0]))
+            {
+                changes.append((zone, Int64(parts[1])! * 1000))
+            }
+            previous = (parts[0], parts[2])
+        }
+        #expect(changes.count > 100)
+        let minute: Int64 = 60_000
+        var failures: [String] = []
+        func isTop(_ zone: TimeZoneRule, _ instant: Instant) -> Bool {
+            (instant.millisecondsSinceEpoch + zone.offset(at: instant) * 1000).isMultiple(of: 60 * minute)
+        }
+        for (zone, change) in changes {
+            for step in stride(from: -180 * minute, through: 180 * minute, by: Int(10 * minute)) {
+                let at = Instant(millisecondsSinceEpoch: change + step)
+                let next = zone.nextHour(after: at)
+                let firstTop = stride(
+                    from: at.millisecondsSinceEpoch + minute, through: next.millisecondsSinceEpoch, by: Int(minute)
+                ).first { isTop(zone, Instant(millisecondsSinceEpoch: $0)) }
+                if next <= at || !isTop(zone, next) || firstTop != next.millisecondsSinceEpoch {
+                    failures.append("\(zone.identifier) after \(at): \(next)")
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) wrong, first \(failures.prefix(5))")
+    }
+
     @Test("SS-7 local hours and tops of the hour, also in zones 30 or 45 minutes off UTC")
     func hours() throws {
         let at = try Instant(rfc3339: "2026-07-01T10:20:00Z")
@@ -38,6 +74,11 @@ import Testing
         let chatham = try #require(TimeZoneRule.named("Pacific/Chatham"))
         #expect(chatham.nextHour(after: at) == (try Instant(rfc3339: "2026-07-01T11:15:00Z")))
         #expect(TimeZoneRule.utc.hourOfDay(at) == 10)
+        // Lord Howe moves by 30 minutes: after its April change the tops are at :30 UTC. (The
+        // next top was computed as the instant itself there, and a Smart Stack re-ranked for ever.)
+        let lordHowe = try #require(TimeZoneRule.named("Australia/Lord_Howe"))
+        #expect(lordHowe.nextHour(after: try Instant(rfc3339: "2026-04-04T14:30:00Z")) == (try Instant(rfc3339: "2026-04-04T15:30:00Z")))
+        #expect(lordHowe.nextHour(after: try Instant(rfc3339: "2026-10-03T14:30:00Z")) == (try Instant(rfc3339: "2026-10-03T16:00:00Z")))
         #expect(TimeZoneRule.named("Mars/Olympus") == nil)
         #expect(TimeZoneRule.named("") == nil)
     }
