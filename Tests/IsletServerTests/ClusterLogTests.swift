@@ -28,6 +28,17 @@ struct ClusterLogTests {
         #expect(try ClusterLog.orderedEntry(tick, node: "a").cause == .tick)
     }
 
+    @Test("an entry of an earlier process of the same node id is not this process's: request numbers restart at 1, so a match would answer a new request with an old entry")
+    func incarnations() throws {
+        let earlier = ClusterNode.incarnation(of: "b")
+        let now = ClusterNode.incarnation(of: "b")
+        #expect(earlier != now && earlier.hasPrefix("b/") && now.hasPrefix("b/"))
+        let fields = ClusterLog.fields(.commands([["type": "clock.advance", "seconds": 1]]), wall: Instant(millisecondsSinceEpoch: 0), node: earlier, request: 1)
+        let entry = try #require(ClusterLog.entry(self.reply("1-0", fields)))
+        #expect(try ClusterLog.orderedEntry(entry, node: earlier).request == 1)
+        #expect(try ClusterLog.orderedEntry(entry, node: now).request == nil)
+    }
+
     @Test("a batch's numbers read back exactly from its Redis record, an integer beyond 2^53 digit for digit (AP-8)")
     func exactNumbers() throws {
         let big = try JSONParser.input.parse("1795560793900123456")

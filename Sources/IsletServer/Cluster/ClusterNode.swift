@@ -52,7 +52,20 @@ final class ClusterNode {
     /// Entries read per stream per `XREAD`.
     static let readCount = 1000
 
+    /// Who this process's proposals are from (`n` of an entry): the node id and a random
+    /// incarnation. A reply is matched to its request by `n` and `r`, and `r` counts from 1 again
+    /// when a node restarts under its id: without the incarnation, a restarted node took its old
+    /// entries (another simulation's creation, with its tokens; an old refusal) as the answers to
+    /// its new requests.
+    let proposer: String
+
+    /// `NODE/<random>`: one process of the node `nodeID`.
+    static func incarnation(of nodeID: String) -> String {
+        nodeID + "/" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
+    }
+
     init(settings: IsletConfiguration.Cluster, server: IsletServer, loop: EventLoop, logger: Logger) {
+        self.proposer = Self.incarnation(of: settings.nodeID)
         self.settings = settings
         self.server = server
         self.loop = loop
@@ -233,7 +246,7 @@ final class ClusterNode {
             if let error { return self.logger.error("cluster: default's genesis not written", metadata: ["error": "\(error)"]) }
             let fields = ClusterLog.fields(
                 .create(id: SimulationName.default, epoch: epoch, created: self.server.now, tokens: nil),
-                node: self.settings.nodeID, request: 0)
+                node: self.proposer, request: 0)
             let arguments = [Array("XADD".utf8), Array(ClusterLog.control.utf8), Array("0-1".utf8), Array("s".utf8),
                              Array("0".utf8)] + fields
             self.write(arguments) { [self] result in
@@ -274,7 +287,7 @@ final class ClusterNode {
             self.nextRequest += 1
             self.creations[request] = reply
             let fields = ClusterLog.fields(
-                .create(id: id, epoch: epoch, created: self.server.now, tokens: tokens), node: self.settings.nodeID,
+                .create(id: id, epoch: epoch, created: self.server.now, tokens: tokens), node: self.proposer,
                 request: request)
             self.append(to: ClusterLog.control, [fields]) { [self] result in
                 guard case .failure(let error) = result else { return }
@@ -292,7 +305,7 @@ final class ClusterNode {
         let request = self.nextRequest
         self.nextRequest += 1
         self.deletions[request] = reply
-        let fields = ClusterLog.fields(.delete(id: world.id, epoch: world.epoch), node: self.settings.nodeID, request: request)
+        let fields = ClusterLog.fields(.delete(id: world.id, epoch: world.epoch), node: self.proposer, request: request)
         self.append(to: ClusterLog.control, [fields]) { [self] result in
             guard case .failure(let error) = result else { return }
             self.deletions.removeValue(forKey: request)?(.failure(error))
@@ -305,7 +318,7 @@ final class ClusterNode {
         do throws(APIError) { change = try ClusterLog.change(entry) } catch {
             return self.logger.error("cluster: a control entry is skipped", metadata: ["error": "\(error)"])
         }
-        let request = entry.text("n") == self.settings.nodeID ? entry.text("r").flatMap { UInt64($0) } : nil
+        let request = entry.text("n") == self.proposer ? entry.text("r").flatMap { UInt64($0) } : nil
         switch change {
         case .create(let id, let epoch, let created, let tokens):
             let exists = id != SimulationName.default && (self.worlds[id] != nil || self.loading[id] != nil)
@@ -546,7 +559,7 @@ final class ClusterNode {
             world.cursor = ClusterLog.Cursor(entry: entry.id, seq: entry.seq ?? world.cursor.seq + 1)
             world.sinceSnapshot += 1
             do throws(APIError) {
-                ordered.append(try ClusterLog.orderedEntry(entry, node: self.settings.nodeID))
+                ordered.append(try ClusterLog.orderedEntry(entry, node: self.proposer))
             } catch {
                 self.logger.error("cluster: an entry is skipped", metadata: ["islet.sim": "\(world.id)", "error": "\(error)"])
             }
@@ -655,6 +668,6 @@ final class ClusterWorld: SharedOrder {
 
     func append(_ cause: RevisionRecord.Cause, wall: Instant, request: UInt64, completion: @escaping (APIError?) -> Void) {
         self.proposed.append(
-            (ClusterLog.fields(cause, wall: wall, node: self.node.settings.nodeID, request: request), completion))
+            (ClusterLog.fields(cause, wall: wall, node: self.node.proposer, request: request), completion))
     }
 }
