@@ -205,6 +205,9 @@ struct ClusterProcessTests {
             #expect(try refused.json()["error"]?["code"] == "unavailable")
             #expect(try TestHTTP.request(port: b.port, "/healthz").status == 200, "reads stay served")
             #expect(try b.document() == before)
+            // The outage lasts 1.5 s: reconnects refused at 0.1, 0.3 and 0.7 s must not end the
+            // retries (a refused connect was swallowed, and the nodes never tried again).
+            Thread.sleep(forTimeInterval: 1.5)
             try redis.start()
             try a.waitForHealth("ok", timeout: .seconds(15))
             try b.waitForHealth("ok", timeout: .seconds(15))
