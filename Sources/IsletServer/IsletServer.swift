@@ -127,8 +127,10 @@ public final class IsletServer {
         return simulation
     }
 
-    /// Stops serving a world (its stage is closed by the caller).
+    /// Stops serving a world (its stage is closed by the caller). Its commands still waiting for
+    /// a cluster's log are answered `not_found`: their entries will not be applied.
     func detach(_ id: String) {
+        self.simulations[id]?.live.abandonProposals(APIError(.notFound, "simulation \"\(id)\" was deleted"))
         if let tokens = self.simulations[id]?.tokens {
             self.simulationTokens[tokens.admin] = nil
             self.simulationTokens[tokens.viewer] = nil

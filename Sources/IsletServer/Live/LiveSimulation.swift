@@ -214,8 +214,8 @@ final class LiveSimulation {
         self.refreshWakeUp()
     }
 
-    /// Answers every proposal still waiting with `error` (the log went away: whether they were
-    /// appended is not known; a retry may apply a batch twice).
+    /// Answers every proposal still waiting with `error`: the log went away (whether they were
+    /// appended is not known; a retry may apply a batch twice), or the world was deleted.
     func abandonProposals(_ error: APIError) {
         let proposals = self.proposals
         self.proposals = [:]
