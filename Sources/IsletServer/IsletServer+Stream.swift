@@ -83,6 +83,20 @@ extension IsletServer: TransportDelegate {
     }
 
     private func handle(_ message: ClientMessage, from session: StreamConnection) {
+        // A simulation created on another node is known here once this node has applied its
+        // creation: a message naming one it does not know waits for the catch-up (as a route
+        // does, `withSimulation`), then is handled, if its stream is still open.
+        if let cluster = self.cluster, let name = message.simulation, self.simulations[name] == nil {
+            cluster.catchUp { [weak self] in
+                guard let self, self.hub.connections[session.id] === session else { return }
+                self.handleKnown(message, from: session)
+            }
+            return
+        }
+        self.handleKnown(message, from: session)
+    }
+
+    private func handleKnown(_ message: ClientMessage, from session: StreamConnection) {
         switch message {
         case .ping(let id):
             self.hub.sendControl(StreamMessages.pong(id: id), to: session)

@@ -323,6 +323,36 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a stream's subscribe and command naming a simulation just created on another node wait for this node to apply the creation, instead of not_found")
+    func streamBeforeCreationIsApplied() throws {
+        try withCluster(["a", "b"]) { redis, nodes, _ in
+            let (a, b) = (nodes[0], nodes[1])
+            let stream = try TestWebSocketClient.connect(port: b.port, timeout: .seconds(10))
+            #expect(try stream.readJSON()["type"] == "hello")
+            // b is stopped while a creates the world; then Redis holds every command for 2 s, so b,
+            // resumed, reads the creation and the stream's messages but cannot load the world yet.
+            b.process.send(signal: SIGSTOP)
+            var resumed = false
+            defer { if !resumed { b.process.send(signal: SIGCONT) } }
+            #expect(try TestHTTP.createSimulation(port: a.port, ["id": "fresh"]).status == 201)
+            #expect(try redis.command(["CLIENT", "PAUSE", "2000", "ALL"]) == "+OK")
+            try stream.subscribe("clock", path: "/clock", simulation: "fresh")
+            try stream.command("c1", [["type": "device.upsert", "id": "d1"]], simulation: "fresh")
+            b.process.send(signal: SIGCONT)
+            resumed = true
+            var seen: [String: JSONValue] = [:]
+            while seen["snapshot"] == nil || seen["ack"] == nil {
+                let message = try stream.readJSON()
+                let type = message["type"]?.stringValue ?? ""
+                #expect(type != "error", "\(message)")
+                if type == "error" { break }
+                seen[type] = message
+            }
+            #expect(seen["snapshot"]?["sub"] == "clock")
+            #expect(seen["ack"]?["id"] == "c1" && seen["ack"]?["rev"] == 1)
+        }
+    }
+
     @Test("a node restarted under its id answers its new requests, not with its old entries: a creation gets its own id and tokens, a command its own outcome and revision")
     func restartUnderTheSameID() throws {
         let extra = ["--admin-token", "cluster-admin-0123456789"]

@@ -14,6 +14,14 @@ enum ClientMessage: Equatable {
     case unsubscribe(id: String)
     case command(id: JSONValue, simulation: String, commands: [JSONValue])
 
+    /// The simulation a subscribe or command names.
+    var simulation: String? {
+        switch self {
+        case .subscribe(_, let simulation, _, _), .command(_, let simulation, _): simulation
+        case .ping, .unsubscribe: nil
+        }
+    }
+
     /// A message that could not be read: the error to answer with and the `id` to echo.
     struct Refusal: Error, Equatable {
         var error: APIError
