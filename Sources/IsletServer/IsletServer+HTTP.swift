@@ -14,6 +14,7 @@ extension IsletServer {
             }
             return ("body_refused", .now(self.refusal(problem).httpResponse()))
         }
+        if let refusal = self.joiningRefusal(request) { return ("joining", .now(refusal)) }
         switch self.router.match(request.method, request.path) {
         case .found(let route, let parameters):
             return (route.pattern, self.run(route, request, parameters))
@@ -35,6 +36,25 @@ extension IsletServer {
         response.closeConnection = true
         return response
     }
+
+    /// A cluster node that has not yet read the log to its end serves only `/healthz`,
+    /// `/metrics`, `/v1/cluster` and the dashboard's files: its worlds are not loaded yet (the
+    /// `default` it holds is a placeholder of another epoch), so the API answers 503 with
+    /// `Retry-After` (APNs' `ServiceUnavailable` on its paths) rather than a wrong world or a 404.
+    private func joiningRefusal(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let cluster = self.cluster, !cluster.hasJoined else { return nil }
+        let apns = APNsRoutes.isAPNsPath(request.path)
+        guard apns || (request.path.hasPrefix("/v1/") && request.path != "/v1/cluster") else { return nil }
+        var response =
+            apns
+            ? APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(apnsID: randomUUID())
+            : Self.joiningError.httpResponse()
+        response.headers.add(name: "retry-after", value: "1")
+        return response
+    }
+
+    static let joiningError = APIError(
+        .unavailable, "this node is joining the cluster (reading the log to its end); retry shortly")
 
     /// The error told to a client whose connection is beyond `--max-connections`.
     static func connectionLimitError(_ limit: Int) -> APIError {

@@ -35,6 +35,12 @@ extension IsletServer: TransportDelegate {
             transport.close(connection, code: .tryAgainLater, reason: "too many connections")
             return
         }
+        if let cluster = self.cluster, !cluster.hasJoined {
+            // Its hello would name a placeholder's epoch: try again once it has joined.
+            transport.send(.text(Self.joiningError.streamMessage()), to: connection)
+            transport.close(connection, code: .tryAgainLater, reason: "joining the cluster")
+            return
+        }
         let token = Access.presentedToken(headers: upgrade.headers, query: upgrade.query)
         if let cluster = self.cluster, self.mayBeUnheardToken(token) {
             self.streamsCatchingUp[connection] = []

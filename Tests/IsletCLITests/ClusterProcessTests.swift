@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletTestSupport
+import IsletTransport
 import Synchronization
 import Testing
 
@@ -350,6 +351,30 @@ struct ClusterProcessTests {
             }
             #expect(seen["snapshot"]?["sub"] == "clock")
             #expect(seen["ack"]?["id"] == "c1" && seen["ack"]?["rev"] == 1)
+        }
+    }
+
+    @Test("a node that has not yet read the log to its end answers the API 503 with Retry-After and refuses streams with 1013, not a placeholder world or a 404")
+    func joiningNode() throws {
+        try withCluster(["a"]) { redis, nodes, _ in
+            #expect(try TestHTTP.createSimulation(port: nodes[0].port, ["id": "team"]).status == 201)
+            // Redis holds every command for 2 s: c listens, but cannot read the log meanwhile.
+            #expect(try redis.command(["CLIENT", "PAUSE", "2000", "ALL"]) == "+OK")
+            let process = try IsletProcess(
+                arguments: ["serve", "--port", "0", "--cluster", "redis://127.0.0.1:\(redis.port)", "--node-id", "c"]
+                    + TestServer.serveArguments)
+            let c = ClusterNodeProcess(process: process, port: try process.waitForListening(), node: "c")
+            defer { c.stop() }
+            for path in ["/v1/state", "/v1/simulations/team/state"] {
+                let reply = try TestHTTP.request(port: c.port, path)
+                #expect(reply.status == 503 && reply.headers["retry-after"] == "1", "\(path): \(reply.text)")
+                #expect(try reply.json()["error"]?["code"] == "unavailable")
+            }
+            let stream = try TestWebSocketClient.connect(port: c.port)
+            #expect(try stream.readJSON()["error"]?["code"] == "unavailable")
+            #expect(try stream.readClose() == 1013)
+            try c.waitForHealth("ok")
+            #expect(try TestHTTP.request(port: c.port, "/v1/simulations/team/state").status == 200)
         }
     }
 
