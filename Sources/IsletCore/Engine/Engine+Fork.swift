@@ -11,18 +11,29 @@ extension Engine {
     ///     stay as they are).
     public func forked(clock: SimulationClock?, atWall wall: Instant, tokenSalt: UInt64) -> Engine {
         var fork = self
-        // Past every mark the source stamped: else what a source revision of the same number
-        // touched would count as already listed in the fork's revision, and go unpublished.
-        fork.markBase = self.revisionMark
-        fork.rev = 0
-        fork.counters.tokenSalt = tokenSalt & Counters.saltMask
         if let clock {
+            let start = clock.simulated(atWall: wall)
+            // A later start is this world run forward to it: each transition due by then happens
+            // at its own instant (an activity ends 8 hours after it started, not when the fork
+            // starts), as a restart after downtime replays them, all in the fork's revision 0.
+            if let next = fork.nextDeadline, next <= start {
+                fork.runDeadlines(upTo: start)
+                fork.now = start
+                _ = fork.finishRevision(results: [])
+                fork.settleScheduler()
+            }
             fork.clock = clock
-            fork.now = clock.simulated(atWall: wall)
+            fork.now = start
             fork.document[.clock, "now"] = .string(fork.now.rfc3339)
             fork.document[.clock, "mode"] = .string(clock.mode.rawValue)
             fork.document[.clock, "rate"] = .number(clock.rate)
         }
+        // Past every mark the source (and its run forward) stamped: else what a source revision
+        // of the same number touched would count as already listed in the fork's revision, and
+        // go unpublished.
+        fork.markBase = fork.revisionMark
+        fork.rev = 0
+        fork.counters.tokenSalt = tokenSalt & Counters.saltMask
         return fork
     }
 }

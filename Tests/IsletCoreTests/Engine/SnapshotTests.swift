@@ -171,6 +171,30 @@ import Testing
         #expect(fork.value(at: "/stacks/s/rotations")?.arrayValue?.isEmpty == false)
     }
 
+    @Test("a fork that starts later is its source run forward: LA-7's end happens 8 hours after the start, not at the fork's start, and the fork equals its source advanced to that instant")
+    func forkLaterRunsForward() throws {
+        var sim = Simulation()
+        try sim.setUp()
+        try sim.request("a1")
+        let later = Simulation.start.adding(seconds: 10.5 * 3600)
+        let fork = sim.engine.forked(
+            clock: .virtual(now: later, rate: 0, atWall: sim.wall), atWall: sim.wall, tokenSalt: 0)
+        #expect(fork.rev == 0)
+        #expect(fork.value(at: "/activities/a1/activityState") == "ended")
+        #expect(fork.value(at: "/activities/a1/endedAt") == .string(Simulation.start.adding(seconds: 8 * 3600).rfc3339))
+        #expect(fork.value(at: "/clock/now") == .string(later.rfc3339))
+        // The same world as the source stepped to that instant.
+        try sim.advance(to: later)
+        #expect(fork.value(at: "/activities") == sim.get("/activities"))
+        #expect(fork.value(at: "/devices") == sim.get("/devices"))
+        // Published from revision 0 on like any fork: a command's patch applies to its document.
+        var forkSim = fork
+        var mirror = forkSim.documentValue
+        let revision = try forkSim.apply([["type": "device.upsert", "id": "d2"]], at: sim.wall)
+        mirror = try JSONPatch.apply(revision.ops, to: mirror)
+        #expect(mirror == forkSim.documentValue)
+    }
+
     @Test(
         "a fork's token salt survives a snapshot across its whole 53-bit range",
         arguments: [1, 8_999_999_999_999_999, 9_007_199_254_740_991] as [UInt64])

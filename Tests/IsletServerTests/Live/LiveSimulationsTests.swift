@@ -140,20 +140,25 @@ struct LiveSimulationsTests {
         }
     }
 
-    @Test("a fork may start its clock before or after the source's")
+    @Test("a fork may start its clock before or after the source's; a later start is the source run forward (LA-7: its activity ended 8 hours after it started, and is gone)")
     func forkClock() async throws {
         try await withRunningServer { server in
             let port = server.port
             _ = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
             _ = try TestHTTP.commands(port: port, Self.world(now: "2027-03-01T09:00:00Z"), simulation: "src")
-            for now in ["2025-01-01T00:00:00Z", "2028-01-01T00:00:00Z"] {
-                let id = "f\(now.prefix(4))"
+            for now in ["2025-01-01T00:00:00Z", "2027-03-01T18:00:00Z", "2028-01-01T00:00:00Z"] {
+                let id = "f\(now.prefix(4))-\(now.dropFirst(11).prefix(2))"
                 _ = try Self.created(
                     try TestHTTP.createSimulation(
                         port: port,
                         ["id": .string(id), "from": ["simulation": "src"], "clock": ["mode": "virtual", "now": .string(now)]]))
                 #expect(try TestHTTP.state(port: port, path: "/clock/now", simulation: id).json()["value"] == .string(now))
-                #expect(try Self.document(port, id, path: "/activities/a1/id").bytes == Array(#""a1""#.utf8))
+                let activity = try TestHTTP.state(port: port, path: "/activities/a1", simulation: id)
+                switch now.prefix(4) {
+                case "2025": #expect(try activity.json()["value"]?["activityState"] == "active", "what happened stays")
+                case "2027": #expect(try activity.json()["value"]?["endedAt"] == "2027-03-01T17:00:00Z", "ended at start + 8 h")
+                default: #expect(activity.status == 404, "ended, dismissed and gone long before")
+                }
             }
         }
     }
