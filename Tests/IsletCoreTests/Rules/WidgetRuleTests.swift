@@ -36,6 +36,22 @@ import Testing
     }
 
     @Test(
+        "WK-1 every catalog model's small and circular sizes: its own row of the table (the iPhone 16e's 390×844 is one), else the widest not wider, flagged derived",
+        arguments: [
+            ("iphone-se-3", 148.0, 68.0, false), ("iphone-16e", 158, 72, false), ("iphone-15-pro", 158, 72, false),
+            ("iphone-16-pro", 158, 72, true), ("iphone-air", 169, 76, true), ("iphone-15-pro-max", 170, 76, false),
+            ("iphone-16-pro-max", 170, 76, true),
+        ])
+    func wk1EveryModel(model: String, small: Double, circular: Double, derived: Bool) throws {
+        var sim = Simulation()
+        try sim.setUp(devices: ["d": model], apps: ["coffee"])
+        try sim.addWidget("s", family: "systemSmall", device: "d")
+        try sim.addWidget("c", family: "accessoryCircular", device: "d")
+        #expect(sim.get("/widgets/s/size") == ["width": .number(small), "height": .number(small), "derived": .bool(derived)])
+        #expect(sim.get("/widgets/c/size") == ["width": .number(circular), "height": .number(circular), "derived": .bool(derived)])
+    }
+
+    @Test(
         "WK-2 the current entry is the latest with date ≤ now; before the first, the previous content or the placeholder"
     )
     func wk2CurrentEntry() throws {
