@@ -9,19 +9,22 @@ extension Engine {
     /// in the foreground (the app shows its own content there).
     mutating func presentAlert(of activityID: String) {
         guard let activity = self.activities[activityID], activity.isIslandCandidate else { return }
+        // An alert for the activity already shown shows it for the alert's full time from now
+        // (LA-10), unless what shows it (a press) lasts longer.
+        let alertEnd = self.now.adding(seconds: self.configuration.alertExpandedSeconds)
         for deviceID in self.devicesShowing(activity) {
             guard let device = self.devices[deviceID], device.foregroundApp != activity.app else { continue }
             if device.model.hasDynamicIsland {
-                if device.expansion == nil {
-                    self.expand(deviceID, activity: activityID, reason: .alert)
-                } else if device.expansion?.activity != activityID {
+                if let expansion = device.expansion, expansion.activity != activityID {
                     self.devices[deviceID]?.alertQueue.append(activityID)
+                } else if device.expansion.map({ $0.until < alertEnd }) ?? true {
+                    self.expand(deviceID, activity: activityID, reason: .alert)
                 }
             } else if !device.locked {
-                if device.banner == nil {
-                    self.showBanner(deviceID, activity: activityID)
-                } else if device.banner?.activity != activityID {
+                if let banner = device.banner, banner.activity != activityID {
                     self.devices[deviceID]?.bannerQueue.append(activityID)
+                } else if device.banner.map({ $0.until < alertEnd }) ?? true {
+                    self.showBanner(deviceID, activity: activityID)
                 }
             }
         }

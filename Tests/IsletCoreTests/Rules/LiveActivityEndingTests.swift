@@ -114,6 +114,39 @@ import Testing
         #expect(sim.get("/devices/se/scene/banner") == .null)
     }
 
+    @Test("LA-10 a second alert for the activity already shown gets its full 4 s from its arrival, on the island and in a banner; a longer press is not cut short")
+    func la10AlertWhileShown() throws {
+        var sim = Simulation()
+        try sim.setUp(devices: ["d1": "iphone-15-pro", "se": "iphone-se-3"])
+        try sim.run(["type": "app.upsert", "id": "coffee", "foreground": false])
+        try sim.request("a1", extra: ["source": "intent", "device": "d1"])
+        try sim.request("s1", extra: ["source": "intent", "device": "se"])
+        func alert(_ id: String) throws {
+            try sim.run([
+                "type": "activity.update", "id": .string(id), "content": ["state": ["status": "brewing"]],
+                "alert": ["title": "Brewing"],
+            ])
+        }
+        try alert("a1")
+        try alert("s1")
+        try sim.advance(seconds: 3)
+        try alert("a1")
+        try alert("s1")
+        #expect(sim.get("/devices/d1/scene/island/expanded/until") == "2026-11-22T08:00:07Z")
+        #expect(sim.get("/devices/se/scene/banner/until") == "2026-11-22T08:00:07Z")
+        try sim.advance(seconds: 3.999)
+        #expect(sim.get("/devices/d1/scene/island/mode") == "expanded", "the second alert's 4 s")
+        try sim.advance(seconds: 0.001)
+        #expect(sim.get("/devices/d1/scene/island/mode") == "compact")
+        #expect(sim.get("/devices/se/scene/banner") == .null)
+        // A press expands for 8 s; an alert 1 s in does not cut it to 4 s.
+        try sim.run(["type": "island.press", "device": "d1", "activity": "a1"])
+        try sim.advance(seconds: 1)
+        try alert("a1")
+        #expect(sim.get("/devices/d1/scene/island/expanded") == ["activity": "a1", "reason": "press", "until": "2026-11-22T08:00:15Z"])
+        try sim.expectPatchesReplay()
+    }
+
     @Test("LA-13 turning frequentUpdates on ends all the app's ongoing activities, not other apps'")
     func la13FrequentUpdates() throws {
         var sim = Simulation()
