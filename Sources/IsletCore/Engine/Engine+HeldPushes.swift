@@ -15,7 +15,12 @@ extension Engine {
         let target = HeldTarget(command)
         var dropped: (held: PendingDelivery, reason: String)?
         if let index = queue.firstIndex(where: { $0.target.key == target.key }) {
-            guard target.isEnd || !queue[index].target.isEnd else {
+            // The newest waits (AP-9): an end over an update, else the later `timestamp` (LA-6
+            // would refuse the older one once the newer is applied); of equal or absent
+            // timestamps, the later arrival.
+            let waiting = queue[index]
+            let older = !target.isEnd && (waiting.target.isEnd || Self.timestamp(command) < Self.timestamp(waiting.command))
+            guard !older else {
                 return self.letGo(record, app: app, reason: "coalesced", from: .throttled)
             }
             dropped = (queue.remove(at: index), "coalesced")
@@ -32,6 +37,11 @@ extension Engine {
         if let dropped { self.recordDropped(dropped.held, app: app, reason: dropped.reason, from: .throttled) }
         self.recordHeld(record, app: app, outcome: "throttled", reason: "budget_exhausted")
         return ["applied": false, "reason": "throttled"]
+    }
+
+    /// A held update's `timestamp` (the push's), or the earliest instant when it has none.
+    private static func timestamp(_ command: JSONValue) -> Instant {
+        command["timestamp"]?.stringValue.flatMap { try? Instant(rfc3339: $0) } ?? .earliestWritable
     }
 
     /// Holds a low-priority push for `lowPriorityDelaySeconds` (LA-11). Past the cap the oldest

@@ -52,6 +52,25 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("AP-9 the newest is the later timestamp: an older push arriving after a newer one waiting is the one coalesced (LA-6 would refuse it after the newer)")
+    func ap9NewestByTimestamp() throws {
+        var sim = try Self.overBudget(["a1"])
+        func push(_ status: String, _ seconds: Double) -> JSONValue {
+            guard case .object(var command) = Self.push("a1", status) else { return .null }
+            command["timestamp"] = sim.date(after: seconds)
+            return .object(command)
+        }
+        try sim.run(push("t30", 30))
+        let older = try sim.run(push("t20", 20))
+        #expect(older.results[0] == ["applied": false, "reason": "coalesced"], "the older is let go at once")
+        #expect(Self.records(sim, reason: "coalesced") == [["ignored", "a1", "a1-t20"]])
+        try sim.run(push("t40", 40))
+        #expect(Self.records(sim, reason: "coalesced") == [["ignored", "a1", "a1-t20"], ["ignored", "a1", "a1-t30"]])
+        try sim.advance(seconds: 3600)
+        #expect(sim.get("/activities/a1/content/state/status") == "t40")
+        try sim.expectPatchesReplay()
+    }
+
     @Test("LA-11 under a budget of 0 a throttled push waits without a reset every window, and goes when config.set raises it")
     func zeroBudgetWaitsForConfig() throws {
         var sim = Simulation()
