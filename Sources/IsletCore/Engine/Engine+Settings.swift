@@ -90,6 +90,11 @@ extension Engine {
         if before.widgetReloadsPerDay != self.configuration.widgetReloadsPerDay {
             for id in self.widgets.keys.sorted() { self.touchWidget(id, [.reload], render: false) }
         }
+        // SS-2: whether an entry of duration 0 is a candidate is read again for the entries shown
+        // now, not only for those that become current later.
+        if before.relevanceZeroDuration != self.configuration.relevanceZeroDuration {
+            for id in self.widgets.keys.sorted() { self.refreshMember(id) }
+        }
         return [:]
     }
 
