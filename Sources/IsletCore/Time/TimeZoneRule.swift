@@ -101,6 +101,12 @@ public struct TimeZoneRule: Sendable, Hashable {
     /// (Lord Howe moves by 30 minutes, so its tops are at :00 UTC before and :30 after), and a
     /// local hour a change skips has none.
     public func nextHour(after instant: Instant) -> Instant {
+        // Where the offset is the same at both ends, the tops are an hour apart: one step.
+        let offset = self.offset(at: instant)
+        let local = instant.millisecondsSinceEpoch + offset * 1000
+        let next = Instant(
+            millisecondsSinceEpoch: (local.floorDivided(by: millisecondsPerHour) + 1) * millisecondsPerHour - offset * 1000)
+        if self.offset(at: next) == offset { return next }
         let quarter = millisecondsPerHour / 4
         var candidate = Instant(
             millisecondsSinceEpoch: (instant.millisecondsSinceEpoch.floorDivided(by: quarter) + 1) * quarter)
