@@ -27,8 +27,10 @@ extension IsletServer: TransportDelegate {
     }
 
     /// A stream opens: check its token and `Origin`, then say hello. A refused stream gets an
-    /// `error` message and close code 1008, and no hello; one beyond `--max-connections` gets
-    /// `unavailable` and 1013 (try again later).
+    /// `error` message and close code 1008, and no hello; one beyond `--max-connections`, or on a
+    /// cluster node that has not joined yet, gets `unavailable` and 1013 (try again later). On a
+    /// cluster node, a token it does not know yet is checked after the catch-up with the
+    /// creations (`holdUntilCaughtUp` keeps the messages sent meanwhile).
     public func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {
         if let limit = upgrade.connectionLimit {
             transport.send(.text(Self.connectionLimitError(limit).streamMessage()), to: connection)
