@@ -22,6 +22,21 @@ import Testing
         }
     }
 
+    @Test("a fork of the driven demo a day later is the demo run forward: every activity it had has ended (LA-7), whatever the driver did at any minute of an hour")
+    func forkADayLater() throws {
+        for minute in stride(from: 0.0, to: 60, by: 7) {
+            let start = Self.midnight.adding(seconds: 9 * 3600 + minute * 60)
+            var engine = try Self.demo(at: start)
+            try Self.drive(&engine, hours: 0.5, step: 60) { _ in }
+            let later = engine.now.adding(seconds: 23 * 3600)
+            let fork = engine.forked(clock: .virtual(now: later, rate: 0, atWall: later), atWall: later, tokenSalt: 1)
+            let active = fork.value(at: "/activities")?.objectValue?.members.filter {
+                $0.value["activityState"] != "dismissed" && $0.value["activityState"] != "ended"
+            }.map(\.key)
+            #expect(active == [], "demo loaded at minute \(minute): \(active ?? [])")
+        }
+    }
+
     @Test(
         "the demo world: three iPhones, the five activity apps running, seven widgets in a Smart Stack, Lock Screen accessories"
     )
