@@ -206,12 +206,15 @@ struct ClusterProcessTests {
             #expect(try refused.json()["error"]?["code"] == "unavailable")
             #expect(try TestHTTP.request(port: b.port, "/healthz").status == 200, "reads stay served")
             #expect(try b.document() == before)
-            // The outage lasts 1.5 s: reconnects refused at 0.1, 0.3 and 0.7 s must not end the
-            // retries (a refused connect was swallowed, and the nodes never tried again).
-            Thread.sleep(forTimeInterval: 1.5)
+            // Redis stays down until two reconnects were refused: they must not end the retries
+            // (a refused connect was swallowed, and the nodes never tried again).
+            try waitUntil(timeout: .seconds(10), "a's reconnects were refused twice") {
+                (try a.cluster()["reconnectAttempts"]?.numberValue ?? 0) >= 2
+            }
             try redis.start()
             try a.waitForHealth("ok", timeout: .seconds(15))
             try b.waitForHealth("ok", timeout: .seconds(15))
+            #expect(try a.cluster()["reconnectAttempts"] == 0)
             let reply = try TestHTTP.commands(port: b.port, advance)
             #expect(reply.status == 200)
             #expect(try reply.json()["rev"]?.numberValue == 6)

@@ -25,6 +25,8 @@ final class ClusterNode {
     /// Both connections are up (and the database selected).
     private(set) var isConnected = false
     private var backoff = Duration.milliseconds(100)
+    /// Attempts to reach Redis that failed since the connection was lost (0 while connected).
+    private var failedAttempts = 0
     private var retryTimer: LoopTimer?
     private var leaseTimer: LoopTimer?
     private var isClosed = false
@@ -107,7 +109,7 @@ final class ClusterNode {
             "node": .string(self.settings.nodeID), "status": .string(self.health),
             "redis": .string("redis://\(self.settings.host):\(self.settings.port)/\(self.settings.database)"),
             "simulations": .number(Double(self.worlds.count)), "clockLeases": .array(held.map(JSONValue.string)),
-            "control": .string(self.control.entry),
+            "control": .string(self.control.entry), "reconnectAttempts": .number(Double(self.failedAttempts)),
         ]
     }
 
@@ -151,6 +153,7 @@ final class ClusterNode {
             if let failed { return self.lost(RedisConnectionError(failed)) }
             self.isConnected = true
             self.backoff = .milliseconds(100)
+            self.failedAttempts = 0
             self.logger.info("cluster connected", metadata: ["islet.redis": "\(self.settings.host):\(self.settings.port)"])
             for world in self.worlds.values { world.simulation?.live.refreshWakeUp() }
             then()
@@ -190,7 +193,11 @@ final class ClusterNode {
         for request in creations.keys.sorted() { creations[request]?(.failure(unavailable)) }
         for request in deletions.keys.sorted() { deletions[request]?(.failure(unavailable)) }
         guard !self.isClosed else { return }
-        if wasConnected { self.logger.error("cluster connection lost", metadata: ["error": "\(error)"]) }
+        if wasConnected {
+            self.logger.error("cluster connection lost", metadata: ["error": "\(error)"])
+        } else {
+            self.failedAttempts += 1
+        }
         let delay = self.backoff
         self.backoff = min(self.backoff * 2, .seconds(5))
         self.retryTimer = self.loop.scheduleTimer(after: delay) { [weak self] in
