@@ -28,12 +28,19 @@ extension IsletServer {
     /// The reply on a connection beyond `--max-connections`: 503 with `Retry-After`, in the
     /// API's error format (APNs' `ServiceUnavailable` on its paths), closing the connection.
     static func tooManyConnections(_ limit: Int, apns: Bool) -> HTTPResponse {
+        var response = Self.retryShortly(Self.connectionLimitError(limit), apns: apns)
+        response.closeConnection = true
+        return response
+    }
+
+    /// 503 with `Retry-After: 1`: `error` in the API's format, or APNs' `ServiceUnavailable` on
+    /// its paths.
+    private static func retryShortly(_ error: APIError, apns: Bool) -> HTTPResponse {
         var response =
             apns
             ? APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(apnsID: randomUUID())
-            : Self.connectionLimitError(limit).httpResponse()
+            : error.httpResponse()
         response.headers.add(name: "retry-after", value: "1")
-        response.closeConnection = true
         return response
     }
 
@@ -45,12 +52,7 @@ extension IsletServer {
         guard let cluster = self.cluster, !cluster.hasJoined else { return nil }
         let apns = APNsRoutes.isAPNsPath(request.path)
         guard apns || (request.path.hasPrefix("/v1/") && request.path != "/v1/cluster") else { return nil }
-        var response =
-            apns
-            ? APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(apnsID: randomUUID())
-            : Self.joiningError.httpResponse()
-        response.headers.add(name: "retry-after", value: "1")
-        return response
+        return Self.retryShortly(Self.joiningError, apns: apns)
     }
 
     static let joiningError = APIError(
