@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from .errors import IsletError
+
+if TYPE_CHECKING:
+    from .mirror import AsyncMirror
 
 
 class HTTP:
@@ -15,6 +18,8 @@ class HTTP:
         self.token = token
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self.client = httpx.AsyncClient(base_url=self.url, headers=headers, timeout=timeout)
+        self.mirrors: set[AsyncMirror] = set()
+        """The mirrors opened through this connection and not closed yet: closed with it."""
 
     async def call(self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
         """Sends one request and returns its JSON body; a non-2xx reply raises `IsletError`."""
@@ -28,4 +33,6 @@ class HTTP:
         return "ws" + self.url.removeprefix("http") + "/v1/stream"
 
     async def aclose(self) -> None:
+        for mirror in list(self.mirrors):
+            await mirror.aclose()
         await self.client.aclose()

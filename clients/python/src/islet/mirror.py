@@ -5,12 +5,14 @@ at `rev`. Waiting is on revisions as they arrive, never on a timer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 from typing import Any, Callable
 
 import jsonpatch
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from .errors import IsletError, IsletTimeout
 
@@ -69,20 +71,28 @@ class MirrorState:
 
 
 class AsyncMirror:
-    """One WebSocket (`islet.v1`) holding one subscription. Use `async with` or `aclose()`."""
+    """One WebSocket (`islet.v1`) holding one subscription. Use `async with` or `aclose()`.
+
+    Waiters' predicates are checked by the reader on every revision it applies, before it reads
+    the next message, so a state that lasts one revision is seen however fast the next follows.
+    A stream that ends (the simulation deleted, the server gone, `aclose()`) or an `error` for the
+    subscription fails every waiter at once with `IsletError` instead of letting it time out."""
 
     _ids = itertools.count(1)
 
-    def __init__(self, stream_url: str, path: str, simulation: str, token: str | None) -> None:
+    def __init__(self, stream_url: str, path: str, simulation: str, token: str | None,
+                 registry: set["AsyncMirror"] | None = None) -> None:
         self.state = MirrorState(path)
         self.simulation = simulation
         self._url = stream_url
         self._token = token
-        self._changed = asyncio.Condition()
+        self._registry = registry if registry is not None else set()
+        self._waiters: list[tuple[Predicate, asyncio.Future[Any]]] = []
         self._pongs: dict[str, asyncio.Future[None]] = {}
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
+        self._failure: IsletError | None = None
+        self._deleted = False
 
     @property
     def value(self) -> Any:
@@ -93,74 +103,126 @@ class AsyncMirror:
         return self.state.rev
 
     async def start(self, timeout: float) -> "AsyncMirror":
-        """Connects, subscribes and waits for the snapshot."""
+        """Connects, subscribes and waits for the snapshot; a refusal raises the server's error
+        (`IsletError` with its code, field and status) and leaves no connection open."""
         headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
         self._socket = await connect(self._url, subprotocols=["islet.v1"], additional_headers=headers)  # type: ignore[list-item]
+        self._registry.add(self)
+        self._reader = asyncio.create_task(self._read())
         subscribe: dict[str, Any] = {"op": "subscribe", "id": "mirror", "path": self.state.path}
         if self.simulation != "default":
             subscribe["simulation"] = self.simulation
-        await self._socket.send(json.dumps(subscribe))
-        self._reader = asyncio.create_task(self._read())
-        await self.wait_for(lambda _: self.state.synced, timeout, what="the snapshot")
+        try:
+            with contextlib.suppress(ConnectionClosed):  # refused before it was read: the reader says why
+                await self._socket.send(json.dumps(subscribe))
+            await self.wait_for(lambda _: True, timeout, what="the snapshot")
+        except BaseException:
+            await self.aclose()
+            raise
         return self
 
     async def _read(self) -> None:
         assert self._socket is not None
         try:
             async for text in self._socket:
-                message = json.loads(text)
-                if message.get("type") == "pong":
-                    waiter = self._pongs.pop(str(message.get("id")), None)
-                    if waiter and not waiter.done():
-                        waiter.set_result(None)
-                elif message.get("type") == "error":
-                    error = message.get("error", {})
-                    raise IsletError(0, error.get("code", "error"), error.get("message", ""), error.get("field"))
-                elif self.state.receive(message):
-                    async with self._changed:
-                        self._changed.notify_all()
-        except BaseException as failure:  # the waiters report it rather than time out
+                self.receive(json.loads(text))
+            self._fail(self._ended(self._socket.close_code, self._socket.close_reason))
+        except ConnectionClosed as closed:
+            received = closed.rcvd
+            self._fail(self._ended(received.code if received else None, received.reason if received else ""))
+        except Exception as failure:
+            self._fail(IsletError(0, "stream_closed", f"the mirror's stream failed: {failure!r}"))
+
+    def receive(self, message: dict[str, Any]) -> None:
+        """Takes one stream message: applies it, then checks every waiter against the new value."""
+        kind = message.get("type")
+        if kind == "pong":
+            waiter = self._pongs.pop(str(message.get("id")), None)
+            if waiter and not waiter.done():
+                waiter.set_result(None)
+        elif kind == "error":
+            self._fail(IsletError.from_stream(message.get("error")))
+        elif kind == "resync" and message.get("reason") == "deleted":
+            self._deleted = True
+            self.state.receive(message)
+        elif self.state.receive(message):
+            self._check()
+
+    def _check(self) -> None:
+        if not self.state.synced:
+            return
+        for predicate, future in self._waiters:
+            if future.done():
+                continue
+            try:
+                if predicate(self.state.value):
+                    future.set_result(self.state.value)
+            except Exception as failure:
+                future.set_exception(failure)
+
+    def _ended(self, code: int | None, reason: str | None) -> IsletError:
+        if self._deleted:
+            return IsletError(404, "not_found", f"simulation {self.simulation!r} was deleted")
+        return IsletError(0, "stream_closed", f"the mirror's stream closed ({code} {reason or ''})".replace(" )", ")"))
+
+    def _fail(self, failure: IsletError) -> None:
+        """Ends the mirror: the first failure stays; every waiter and ping gets it now."""
+        if self._failure is None:
             self._failure = failure
-            async with self._changed:
-                self._changed.notify_all()
-            if not isinstance(failure, Exception):
-                raise
+        for future in [*(future for _, future in self._waiters), *self._pongs.values()]:
+            if not future.done():
+                future.set_exception(self._raised())
+        self._pongs.clear()
+
+    def _raised(self) -> IsletError:
+        assert self._failure is not None
+        failure = self._failure
+        return IsletError(failure.status, failure.code, failure.message, failure.field)
 
     async def wait_for(self, predicate: Predicate, timeout: float = 5.0, what: str | None = None) -> Any:
         """Returns the value once `predicate(value)` is true: checked now and after every revision
-        the mirror receives. Raises `IsletTimeout` (with the last value) after `timeout` seconds."""
-
-        def ready() -> bool:
-            return self._failure is not None or (self.state.synced and bool(predicate(self.state.value)))
-
-        async with self._changed:
-            try:
-                await asyncio.wait_for(self._changed.wait_for(ready), timeout)
-            except TimeoutError:
-                shown = json.dumps(self.state.value, sort_keys=True)[:2000]
-                condition = what or getattr(predicate, "__name__", "the condition")
-                raise IsletTimeout(
-                    f"{condition} did not hold within {timeout} s at {self.state.path or '/'} "
-                    f"(rev {self.state.rev}); last value: {shown}") from None
+        the mirror receives (the value it held then). Raises `IsletTimeout` (with the last value)
+        after `timeout` seconds, `IsletError` at once when the stream ends."""
         if self._failure is not None:
-            raise IsletError(0, "stream_closed", f"the mirror's stream ended: {self._failure!r}")
-        return self.state.value
+            raise self._raised()
+        if self.state.synced and predicate(self.state.value):
+            return self.state.value
+        entry: tuple[Predicate, asyncio.Future[Any]] = (predicate, asyncio.get_running_loop().create_future())
+        self._waiters.append(entry)
+        try:
+            return await asyncio.wait_for(entry[1], timeout)
+        except asyncio.TimeoutError:  # not the builtin before Python 3.11
+            shown = json.dumps(self.state.value, sort_keys=True)[:2000]
+            condition = what or getattr(predicate, "__name__", "the condition")
+            raise IsletTimeout(
+                f"{condition} did not hold within {timeout} s at {self.state.path or '/'} "
+                f"(rev {self.state.rev}); last value: {shown}") from None
+        finally:
+            self._waiters.remove(entry)
 
     async def sync(self, timeout: float = 5.0) -> Any:
         """Returns once the mirror holds every revision published before this call (a ping's
         pong follows the patches queued before it on the same connection)."""
         assert self._socket is not None
+        if self._failure is not None:
+            raise self._raised()
         ping = str(next(self._ids))
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pongs[ping] = waiter
-        await self._socket.send(json.dumps({"op": "ping", "id": ping}))
         try:
+            await self._socket.send(json.dumps({"op": "ping", "id": ping}))
             await asyncio.wait_for(waiter, timeout)
-        except TimeoutError:
+        except ConnectionClosed:
+            await asyncio.gather(*(task for task in [self._reader] if task), return_exceptions=True)
+            raise self._raised() from None
+        except asyncio.TimeoutError:
             raise IsletTimeout(f"no pong within {timeout} s") from None
+        finally:
+            self._pongs.pop(ping, None)
         return self.state.value
 
     async def aclose(self) -> None:
+        self._registry.discard(self)
         if self._socket is not None:
             await self._socket.close()
         if self._reader is not None:

@@ -118,7 +118,7 @@ class AsyncSimulation:
 
     async def mirror(self, path: str = "", timeout: float = 5.0) -> AsyncMirror:
         """A live mirror of `path`, holding its snapshot when returned."""
-        mirror = AsyncMirror(self.http.stream_url(), path, self.id, self.http.token)
+        mirror = AsyncMirror(self.http.stream_url(), path, self.id, self.http.token, self.http.mirrors)
         return await mirror.start(timeout)
 
     async def fork(self, id: str | None = None, rev: int | None = None, at: Instant | None = None) -> "AsyncSimulation":

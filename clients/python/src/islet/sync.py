@@ -26,6 +26,11 @@ class _Loop:
         self.thread.start()
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        if threading.current_thread() is self.thread:
+            coroutine.close()
+            raise RuntimeError(
+                "a blocking Islet call on the client's own event loop (a wait_for predicate runs there, on "
+                "every revision): the predicate should read the mirror's value, not make requests")
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
     def stop(self) -> None:
@@ -65,7 +70,7 @@ class Mirror:
         return self._inner.rev
 
     def wait_for(self, predicate: Predicate, timeout: float = 5.0, what: str | None = None) -> Any:
-        """Blocks until `predicate(value)` holds (checked on every revision); `IsletTimeout` after `timeout`."""
+        """Blocks until `predicate(value)` holds (checked on every revision, see `AsyncMirror.wait_for`)."""
         return self._loop.run(self._inner.wait_for(predicate, timeout, what))
 
     sync = _blocking(AsyncMirror.sync)
