@@ -72,6 +72,7 @@ export class IsletStream extends EventTarget {
     this.subscriptions = new Map();
     this.stats = { bytesReceived: 0, messages: 0, patches: 0, snapshots: 0, resyncs: 0, connects: 0 };
     this.pending = new Map();
+    this.queued = [];
     this.nextId = 1;
     this.attempt = 0;
     this.socket = null;
@@ -89,16 +90,24 @@ export class IsletStream extends EventTarget {
     if (this.socket || this.retryTimer) return this;
     this.gate = after ?? null;
     this.closing = false;
+    this.attempt = 0;
     this.open();
     return this;
   }
 
-  /** Closes for good: no reconnect. Pending commands are rejected. */
+  /**
+   * Closes: no reconnect until the next {@link connect}. Commands waiting for the connection
+   * or for their ack are rejected.
+   */
   close() {
     this.closing = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    this.socket?.close(1000);
+    const socket = this.socket;
+    // Detached now, not in the socket's (asynchronous) onclose, so that connect() can open anew.
+    this.detach(new Error("stream closed"));
+    socket?.close(1000);
+    for (const { reject } of this.queued.splice(0)) reject(new Error("stream closed"));
     this.setState("closed");
   }
 
@@ -134,28 +143,26 @@ export class IsletStream extends EventTarget {
   /** Stops a subscription (by object or id). */
   unsubscribe(subOrId) {
     const id = typeof subOrId === "string" ? subOrId : subOrId.id;
-    if (!this.subscriptions.delete(id)) return;
-    if (this.isOpen) this.send({ op: "unsubscribe", id });
+    const sub = this.subscriptions.get(id);
+    if (!sub) return;
+    this.subscriptions.delete(id);
+    // The server knows only what was sent on this connection (not one still behind the gate).
+    if (this.isOpen && sub.sentOn === this.socket) this.send({ op: "unsubscribe", id });
     this.updateState();
   }
 
   /**
-   * Sends commands over the stream (once connected); resolves with the ack `{rev, results}`,
-   * rejects with the error, or when the connection closes before the ack.
+   * Sends commands over the stream; resolves with the ack `{rev, results}`, rejects with the
+   * error, or when the connection closes before the ack. Made before the stream is open (also
+   * before {@link connect}), they wait for the next `hello`; {@link close} rejects them.
    */
   command(commands, { simulation } = {}) {
-    if (this.state === "closed") return Promise.reject(new Error("stream closed"));
-    if (!this.isOpen) {
-      return new Promise((resolve, reject) => {
-        this.addEventListener("hello", () => this.command(commands, { simulation }).then(resolve, reject), { once: true });
-      });
-    }
-    const id = `c${this.nextId++}`;
-    const message = { op: "command", id, commands };
-    const target = simulation ?? this.simulation;
-    if (target !== DEFAULT_SIMULATION) message.simulation = target;
-    this.send(message);
-    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (this.closing) return Promise.reject(new Error("stream closed"));
+    return new Promise((resolve, reject) => {
+      const waiter = { commands, simulation: simulation ?? this.simulation, resolve, reject };
+      if (this.isOpen) this.sendCommand(waiter);
+      else this.queued.push(waiter);
+    });
   }
 
   /** The value at `pointer`, read from the subscription that covers it most closely. */
@@ -189,21 +196,29 @@ export class IsletStream extends EventTarget {
     }
     this.socket = socket;
     this.server = null;
-    socket.onmessage = (event) => this.receive(event.data);
+    // A socket close() detached may still deliver what was in flight: it is not ours any more.
+    socket.onmessage = (event) => this.socket === socket && this.receive(event.data);
     socket.onclose = () => this.closed(socket);
     socket.onerror = () => {};
   }
 
   closed(socket) {
     if (this.socket !== socket) return;
+    this.detach(new Error("connection closed"));
+    this.scheduleReconnect();
+  }
+
+  // Forgets the socket: commands sent on it can get no ack, subscriptions are sent anew on the next.
+  detach(error) {
     this.socket = null;
     this.server = null;
     clearInterval(this.pingTimer);
-    for (const { reject } of this.pending.values()) reject(new Error("connection closed"));
+    for (const { reject } of this.pending.values()) reject(error);
     this.pending.clear();
-    for (const sub of this.subscriptions.values()) sub.awaiting = false;
-    if (this.closing) return;
-    this.scheduleReconnect();
+    for (const sub of this.subscriptions.values()) {
+      sub.awaiting = false;
+      sub.sentOn = null;
+    }
   }
 
   scheduleReconnect() {
@@ -224,6 +239,14 @@ export class IsletStream extends EventTarget {
 
   send(message) { this.socket.send(JSON.stringify(message)); }
 
+  sendCommand(waiter) {
+    const id = `c${this.nextId++}`;
+    const message = { op: "command", id, commands: waiter.commands };
+    if (waiter.simulation !== DEFAULT_SIMULATION) message.simulation = waiter.simulation;
+    this.pending.set(id, waiter);
+    this.send(message);
+  }
+
   sendSubscribe(sub) {
     const message = { op: "subscribe", id: sub.id, path: sub.path };
     if (sub.simulation !== DEFAULT_SIMULATION) message.simulation = sub.simulation;
@@ -232,6 +255,8 @@ export class IsletStream extends EventTarget {
     sub.synced = false;
     sub.awaiting = true;
     sub.requested = true;
+    // The server refuses an id twice on one connection (`conflict`): see the hello's gate.
+    sub.sentOn = this.socket;
     this.send(message);
   }
 
@@ -272,13 +297,19 @@ export class IsletStream extends EventTarget {
       }
       this.attempt = 0;
       this.stats.connects += 1;
+      const socket = this.socket;
       this.emit("hello", message);
+      if (this.socket !== socket) return;  // a listener closed the stream
       const subscribe = () => {
-        if (this.isOpen) for (const sub of this.subscriptions.values()) this.sendSubscribe(sub);
+        if (this.socket !== socket || !this.isOpen) return;
+        // Not one that subscribe() sent at once while the gate was closed (the stream was open).
+        for (const sub of this.subscriptions.values()) if (sub.sentOn !== socket) this.sendSubscribe(sub);
         this.updateState();
       };
       if (this.gate) this.gate.then(subscribe, subscribe);
       else subscribe();
+      // Commands made before the stream was open; they need no subscription, so no gate.
+      for (const waiter of this.queued.splice(0)) this.sendCommand(waiter);
       clearInterval(this.pingTimer);
       if (this.pingInterval > 0) this.pingTimer = setInterval(() => this.isOpen && this.send({ op: "ping", id: "keepalive" }), this.pingInterval);
       this.updateState();
@@ -324,7 +355,11 @@ export class IsletStream extends EventTarget {
           this.emit("error", { error, sub });
           sub.rev = null;
           sub.synced = false;
-          if (this.isOpen) this.sendSubscribe(sub);
+          if (this.isOpen) {
+            // Its id is still taken on this connection: the server handles the two in order.
+            if (sub.sentOn === this.socket) this.send({ op: "unsubscribe", id: sub.id });
+            this.sendSubscribe(sub);
+          }
           continue;
         }
         sub.rev = message.rev;

@@ -137,6 +137,70 @@ def test_protocol_resync_reconnect_and_resume(browser, server):
     assert "offline" in steps["states"][0] and steps["states"][0][-1] == "closed"
 
 
+def test_gate_sends_each_subscription_once_per_connection(browser, server):
+    """`connect({after})`: a subscription made after the hello but before `after` settles goes
+    out at once and is not sent again when the gate opens (the server refuses a duplicate id
+    with `conflict`); a patch that fails to apply unsubscribes before subscribing afresh; a
+    command made before `connect()` waits for the hello, and `close()` rejects a waiting one."""
+    load_module(browser, server)
+    result = browser.execute_async_script(FAKE_SOCKET + """
+        const done = arguments[arguments.length - 1];
+        import('/js/islet-stream.js').then(async ({ IsletStream }) => {
+          const log = [];
+          const stream = new IsletStream({ url: 'ws://fake/v1/stream', WebSocket: FakeSocket,
+                                           backoff: { initial: 5, max: 5, jitter: 0 }, pingInterval: 0 });
+          const errors = [];
+          stream.addEventListener('error', (e) => errors.push(e.detail.error?.message ?? String(e.detail.error)));
+          const clock = stream.subscribe('/clock', { id: 'clock' });
+          const early = stream.command([{ type: 'clock.set', rate: 1 }]);
+          let open;
+          const gate = new Promise((resolve) => { open = resolve; });
+          stream.connect({ after: gate });
+          const s1 = FakeSocket.all[0];
+          s1.open();
+          s1.deliver({ type: 'hello', epoch: 'e1', rev: 4, server: 'islet/test', limits: {} });
+          log.push(['at hello', s1.sent.slice()]);
+          s1.deliver({ type: 'ack', id: s1.sent[0].id, rev: 5, results: [{}] });
+          log.push(['early ack', await early]);
+          const devices = stream.subscribe('/devices', { id: 'devices' });
+          log.push(['gate closed', s1.sent.slice(1)]);
+          open();
+          await gate;  // the stream's callback on the gate came first: it has run
+          log.push(['gate open', s1.sent.slice(1)]);
+          s1.deliver({ type: 'snapshot', sub: 'devices', epoch: 'e1', rev: 5, path: '/devices', value: { d: { n: 1 } } });
+          s1.deliver({ type: 'snapshot', sub: 'clock', epoch: 'e1', rev: 5, path: '/clock', value: { now: 'a' } });
+          log.push(['synced', devices.synced, clock.synced, stream.state]);
+          const before = s1.sent.length;
+          s1.deliver({ type: 'patch', rev: 6, ops: [{ op: 'remove', path: '/devices/missing' }] });
+          log.push(['patch failed', s1.sent.slice(before), errors.length]);
+          s1.drop();
+          await new Promise((resolve) => stream.addEventListener('connection', (e) => e.detail.state === 'connecting' && resolve()));
+          const s2 = FakeSocket.all[1];
+          s2.open();
+          s2.deliver({ type: 'hello', epoch: 'e1', rev: 6, server: 'islet/test', limits: {} });
+          await null;  // the gate (settled) lets them out a microtask later
+          log.push(['reconnected', s2.sent.map((m) => m.op + ' ' + m.id)]);
+          const waiting = stream.command([{ type: 'clock.set', rate: 2 }]);
+          s2.drop();
+          const queued = stream.command([{ type: 'clock.set', rate: 3 }]);
+          stream.close();
+          log.push(['closed', await waiting.catch((e) => e.message), await queued.catch((e) => e.message),
+                    await stream.command([]).catch((e) => e.message)]);
+          done(log);
+        });
+    """)
+    steps = {entry[0]: entry[1:] for entry in result}
+    assert [m["op"] for m in steps["at hello"][0]] == ["command"], "the early command goes at the hello, the subscription waits for the gate"
+    assert steps["early ack"] == [{"rev": 5, "results": [{}]}]
+    assert steps["gate closed"][0] == [{"op": "subscribe", "id": "devices", "path": "/devices"}]
+    assert steps["gate open"][0] == [{"op": "subscribe", "id": "devices", "path": "/devices"},
+                                     {"op": "subscribe", "id": "clock", "path": "/clock"}], "each subscription once"
+    assert steps["synced"] == [True, True, "live"]
+    assert steps["patch failed"] == [[{"op": "unsubscribe", "id": "devices"},
+                                      {"op": "subscribe", "id": "devices", "path": "/devices"}], 1]
+    assert steps["reconnected"][0] == ["subscribe clock", "subscribe devices"]
+    assert steps["closed"] == ["connection closed", "stream closed", "stream closed"]
+
 def test_live_mirror_matches_the_server(browser, start_server):
     """The demo on a virtual clock at 600× (ten simulated minutes a second: scores, orders,
     rides, widget entries and stack rotations move); after many revisions the page's values

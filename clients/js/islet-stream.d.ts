@@ -72,10 +72,12 @@ export interface StreamEventDetails {
   connection: { state: ConnectionState; previous: ConnectionState; retryIn?: number };
   hello: { type: "hello"; epoch: string; rev: number; server: string; limits: Record<string, number> };
   snapshot: { sub: Subscription; rev: number; reason?: string; resumed?: boolean };
-  patch: { rev: number; ops: PatchOperation[]; sub?: Subscription };
+  /** `sub`: the id of the one resumed subscription a replayed patch is for. */
+  patch: { rev: number; ops: PatchOperation[]; sub?: string };
   change: { rev: number; subs: Subscription[] };
   resync: { reason: string; simulation?: string };
-  error: { error: IsletErrorBody | Error; sub?: Subscription; id?: string };
+  /** `id`: the message's (`null` when the server's answer names none). */
+  error: { error: IsletErrorBody | Error; sub?: Subscription; id?: string | null };
 }
 
 export type StreamEvent<K extends keyof StreamEventDetails> = Event & { readonly detail: StreamEventDetails[K] };
@@ -93,14 +95,18 @@ export declare class IsletStream extends EventTarget {
   /** Every subscription holds a value. */
   readonly synced: boolean;
   readonly isOpen: boolean;
-  /** Opens the connection and keeps reopening it until `close()`. */
+  /** Opens the connection and keeps reopening it until `close()` (again after one). */
   connect(options?: { after?: Promise<unknown> }): this;
+  /** Closes at once; rejects every command waiting for the connection or its ack. */
   close(): void;
   retryNow(): void;
   subscribe(path: string, options?: { id?: string; simulation?: string; seed?: Seed }): Subscription;
   seed(sub: Subscription, seed: Seed): void;
   unsubscribe(subOrId: Subscription | string): void;
-  /** Sends commands over the stream; resolves with the `ack`, rejects with the error. */
+  /**
+   * Sends commands over the stream; resolves with the `ack`, rejects with the error. Made before
+   * the stream is open they wait for it; `close()` rejects them, and those made after it (until `connect()`).
+   */
   command(commands: readonly Record<string, JSON>[], options?: { simulation?: string }): Promise<CommandAck>;
   /** Any path covered by a subscription. */
   get(pointer: string): JSON | undefined;

@@ -1,7 +1,11 @@
 // The package as a Node harness uses it (node --experimental-websocket --test): against a real
 // `islet serve` ($ISLET_BIN), a subscription's value follows GET /v1/state revision by revision,
-// a stream command resolves with its ack, and every value the declarations promise is exported.
+// a stream command resolves with its ack (also one made before the stream is open), close()
+// rejects the commands still waiting, connect() after close() resumes, and every value the
+// declarations promise is exported.
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -64,6 +68,112 @@ test("a subscription follows the state and commands resolve with their ack", liv
     assert.equal(state.rev, ack.rev);
     assert.deepEqual(devices.value, state.value);
     assert.equal(devices.value.phone.locked, true);
+  } finally {
+    stream.close();
+  }
+});
+
+// Fails (instead of hanging the run) when `promise` does not settle within `ms`.
+function within(promise, what, ms = 5000) {
+  let timer;
+  const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const event = (stream, type, accept = () => true) => new Promise((resolve) => {
+  const listener = (e) => { if (accept(e.detail)) { stream.removeEventListener(type, listener); resolve(e.detail); } };
+  stream.addEventListener(type, listener);
+});
+
+const streamURL = () => base.replace(/^http/, "ws") + "/v1/stream";
+
+async function device(id) {
+  return (await (await fetch(`${base}/v1/state?path=/devices`)).json()).value?.[id];
+}
+
+test("commands made before the stream is open wait for the hello; close() rejects every waiting one", live, async () => {
+  // Before connect(): queued, sent at the hello.
+  const early = new client.IsletStream({ url: streamURL(), pingInterval: 0 });
+  try {
+    const queued = early.command([{ type: "device.upsert", id: "before-connect" }]);
+    early.connect();
+    const ack = await within(queued, "a command made before connect()");
+    assert.equal(typeof ack.rev, "number");
+    assert.ok(await device("before-connect"));
+  } finally {
+    early.close();
+  }
+
+  // While connecting, then close(): rejected at once, and never sent on a later connection.
+  const stream = new client.IsletStream({ url: streamURL(), pingInterval: 0 }).connect();
+  const connecting = stream.command([{ type: "device.upsert", id: "closed-while-connecting" }]);
+  stream.close();
+  await within(assert.rejects(connecting, /stream closed/), "the command made while connecting, after close()");
+  await within(assert.rejects(stream.command([{ type: "device.upsert", id: "after-close" }]), /stream closed/),
+    "a command made after close()");
+  stream.connect();
+  try {
+    // Commands on one connection are handled in order: a stale one would land before this one.
+    await within(stream.command([{ type: "device.upsert", id: "after-reconnect" }]), "a command after connect()");
+    assert.ok(await device("after-reconnect"));
+    assert.equal(await device("closed-while-connecting"), undefined);
+    assert.equal(await device("after-close"), undefined);
+
+    // Sent and waiting for its ack: close() rejects it too (the socket's onclose comes later).
+    const sent = stream.command([{ type: "device.upsert", id: "sent-then-closed" }]);
+    stream.close();
+    await within(assert.rejects(sent, /stream closed/), "a sent command, after close()");
+  } finally {
+    stream.close();
+  }
+
+  // While offline, then close(). (A refused TCP connection would do, but Node 20's WebSocket
+  // then fires `error` and never `close`: this server accepts the upgrade and hangs up.)
+  const dropper = createServer().on("upgrade", (request, socket) => {
+    const accept = createHash("sha1").update(request.headers["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
+    socket.end("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      `Sec-WebSocket-Accept: ${accept}\r\nSec-WebSocket-Protocol: islet.v1\r\n\r\n`);
+  });
+  await new Promise((resolve) => dropper.listen(0, "127.0.0.1", resolve));
+  const offline = new client.IsletStream({ url: `ws://127.0.0.1:${dropper.address().port}/v1/stream`, pingInterval: 0,
+    backoff: { initial: 60000 } });
+  const wentOffline = event(offline, "connection", (detail) => detail.state === "offline");
+  offline.connect();
+  try {
+    await within(wentOffline, "offline");
+    const waiting = offline.command([{ type: "device.upsert", id: "offline" }]);
+    offline.close();
+    await within(assert.rejects(waiting, /stream closed/), "the command made while offline, after close()");
+  } finally {
+    offline.close();
+    dropper.close();
+  }
+});
+
+test("connect() after close() opens a new connection and resumes the subscriptions", live, async () => {
+  const stream = new client.IsletStream({ url: streamURL(), pingInterval: 0 });
+  const devices = stream.subscribe("/devices", { id: "devices" });
+  const isLive = () => event(stream, "connection", (detail) => detail.state === "live");
+  let becameLive = isLive();
+  stream.connect();
+  try {
+    await within(becameLive, "live");
+    stream.close();
+    assert.equal(stream.state, "closed");
+    assert.equal(stream.isOpen, false);
+
+    const resumed = event(stream, "snapshot", (detail) => detail.sub === devices && detail.resumed);
+    becameLive = isLive();
+    stream.connect();
+    await within(becameLive, "live again after close(); connect()");
+    await within(resumed, "the subscription resumed with since");
+    assert.equal(stream.stats.connects, 2);
+
+    const { rev } = await post([{ type: "device.upsert", id: "after-reopen" }]);
+    // The patch may have come before the POST's reply.
+    if (!(devices.rev >= rev)) await within(event(stream, "change", () => devices.rev >= rev), "the patch of the REST command");
+    const state = await (await fetch(`${base}/v1/state?path=/devices`)).json();
+    assert.deepEqual(devices.value, state.value);
   } finally {
     stream.close();
   }

@@ -9,6 +9,19 @@ stream.addEventListener("change", (event) => {
   const subs: Subscription[] = event.detail.subs;
   void revs, subs;
 });
+stream.addEventListener("patch", (event) => {
+  // A replayed patch names its subscription by id.
+  const id: string | undefined = event.detail.sub;
+  // @ts-expect-error: the patch's sub is an id, not a Subscription
+  void event.detail.sub?.path;
+  void id;
+});
+stream.addEventListener("error", (event) => {
+  // @ts-expect-error: an error message may have "id": null
+  const id: string | undefined = event.detail.id;
+  const nullable: string | null | undefined = event.detail.id;
+  void id, nullable;
+});
 stream.addEventListener("connection", (event) => {
   const state: "connecting" | "resyncing" | "live" | "offline" | "closed" = event.detail.state;
   void state;
