@@ -102,4 +102,43 @@ struct RenderBudgetTests {
         #expect(update.code == .limitExceeded && update.field?.description == "/commands/0/content/state")
         #expect(engine.value(at: "/activities/a1/content/state/items") == [1])
     }
+
+    @Test("an end's final content and an alert's arrays meet the budget too: refused from the API, a rejected delivery as a push, nothing changes")
+    func endsAndAlerts() throws {
+        var engine = try self.engine()
+        _ = try engine.apply(
+            [
+                self.template(Self.nested("state.items") + Self.nested("alert.loc-args"), target: "activity:List", slot: "lockScreen"),
+                [
+                    "type": "activity.request", "id": "a1", "app": "app", "attributesType": "List",
+                    "attributes": [:], "content": ["state": ["items": [1]]],
+                ],
+            ] as [JSONValue], at: Self.start)
+        let long: JSONValue = .array((0..<500).map { _ in .number(0) })
+        let alert: JSONValue = ["title": "t", "body": ["loc-key": "k", "loc-args": .array((0..<500).map { _ in "a" })]]
+        let end = try #require(self.refusal(&engine, ["type": "activity.end", "id": "a1", "content": ["state": ["items": long]]]))
+        #expect(end.code == .limitExceeded && end.field?.description == "/commands/0/content/state")
+        let alerting = try #require(self.refusal(&engine, [
+            "type": "activity.update", "id": "a1", "content": ["state": ["items": [2]]], "alert": alert,
+        ]))
+        #expect(alerting.code == .limitExceeded && alerting.field?.description == "/commands/0/alert")
+        let start = try #require(self.refusal(&engine, [
+            "type": "activity.request", "id": "a2", "app": "app", "attributesType": "List", "attributes": [:],
+            "content": ["state": ["items": [1]]], "source": "intent", "alert": alert,
+        ]))
+        #expect(start.code == .limitExceeded && start.field?.description == "/commands/0/alert")
+        // As pushes: 200 from APNs, and the device rejects them (LA-2's reason), the activity as it was.
+        for push: JSONValue in [
+            ["type": "activity.end", "id": "a1", "content": ["state": ["items": long]], "delivery": ["source": "push"]],
+            ["type": "activity.end", "id": "a1", "alert": alert, "delivery": ["source": "push"]],
+            ["type": "activity.update", "id": "a1", "content": ["state": ["items": [3]]], "alert": alert, "delivery": ["source": "push"]],
+        ] {
+            let applied = try engine.apply([push], at: Self.start)
+            #expect(applied.results == [["applied": false, "reason": "attributesTooLarge"]], "\(push)")
+        }
+        #expect(engine.value(at: "/activities/a1/activityState") == "active")
+        #expect(engine.value(at: "/activities/a1/content/state/items") == [1])
+        let html = engine.value(at: "/activities/a1/render/lockScreen")?.stringValue ?? ""
+        #expect(html.utf8.count < 1_000, "no render of the rejected content: \(html.utf8.count) bytes")
+    }
 }

@@ -65,7 +65,7 @@ extension Engine {
         do {
             try self.checkRenderBudget(
                 app: app.id, type: request.attributesType, attributes: request.attributes,
-                state: request.content.state ?? JSONObject(), field: "/content/state")
+                state: request.content.state ?? JSONObject(), alert: request.alert?.fields, field: "/content/state")
         } catch {
             return ("attributesTooLarge", error)
         }

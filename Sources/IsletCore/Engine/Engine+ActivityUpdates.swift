@@ -49,7 +49,9 @@ extension Engine {
             if size > self.configuration.activityPayloadMaxBytes {
                 guard update.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
                 outcome = .rejected("attributesTooLarge")
-            } else if let problem = self.renderBudgetProblem(activity, state: state) {
+            } else if let problem = self.renderBudgetProblem(
+                activity, state: state, alert: update.alert?.fields ?? activity.alert)
+            {
                 guard update.delivery.source == .push else { throw problem }
                 outcome = .rejected("attributesTooLarge")
             } else {
@@ -91,9 +93,9 @@ extension Engine {
 
     /// Ends an activity as the device would (LA-6 and LA-8; AP-7 dismissal dates).
     mutating func deliverEnd(_ end: ActivityEnd, recording: Bool = true) throws(APIError) -> DeliveryOutcome {
-        guard let activity = self.activities[end.id] else { return .ignored("activity_gone") }
+        guard let activity = self.activities.read(end.id, UpdateTarget.init) else { return .ignored("activity_gone") }
         let outcome: DeliveryOutcome
-        if !activity.isOngoing {
+        if !activity.phase.isOngoing {
             outcome = .ignored("activity_ended")
         } else if let stamp = end.timestamp, let last = activity.lastTimestamp, stamp < last {
             outcome = .ignored("stale_timestamp")
@@ -102,6 +104,12 @@ extension Engine {
             size > self.configuration.activityPayloadMaxBytes
         {
             guard end.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
+            outcome = .rejected("attributesTooLarge")
+        } else if end.content?.state != nil || end.alert != nil,
+            let problem = self.renderBudgetProblem(
+                activity, state: end.content?.state ?? activity.state, alert: end.alert?.fields ?? activity.alert)
+        {
+            guard end.delivery.source == .push else { throw problem }
             outcome = .rejected("attributesTooLarge")
         } else {
             self.applyEnd(end)
@@ -158,11 +166,11 @@ extension Engine {
     private static let contentStatePointer: JSONPointer = "/content/state"
 
     /// Why rendering `state` with the activity's templates would be over budget, if it would.
-    fileprivate func renderBudgetProblem(_ activity: UpdateTarget, state: JSONObject) -> APIError? {
+    fileprivate func renderBudgetProblem(_ activity: UpdateTarget, state: JSONObject, alert: JSONObject?) -> APIError? {
         do throws(APIError) {
             try self.checkRenderBudget(
                 app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
-                field: Self.contentStatePointer)
+                alert: alert, field: Self.contentStatePointer)
             return nil
         } catch {
             return error
@@ -170,11 +178,14 @@ extension Engine {
     }
 }
 
-/// What delivering an update reads of its activity (read in place, not copied whole).
+/// What delivering an update or an end reads of its activity (read in place, not copied whole).
 private struct UpdateTarget {
     var app: String
     var attributesType: String
     var attributes: JSONObject
+    var state: JSONObject
+    /// The last alert's members: templates still read them after an update without one.
+    var alert: JSONObject?
     var phase: ActivityPhase
     var lastTimestamp: Instant?
 
@@ -182,6 +193,8 @@ private struct UpdateTarget {
         self.app = activity.app
         self.attributesType = activity.attributesType
         self.attributes = activity.attributes
+        self.state = activity.content.state
+        self.alert = activity.alert?.fields
         self.phase = activity.phase
         self.lastTimestamp = activity.lastTimestamp
     }

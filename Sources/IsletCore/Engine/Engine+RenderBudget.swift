@@ -11,15 +11,22 @@ extension Engine {
         }
     }
 
-    /// Checks an activity's attributes and content state against the app's templates for its type.
-    func checkRenderBudget(app: String, type: String, attributes: JSONObject, state: JSONObject, field: JSONPointer)
-        throws(APIError)
-    {
+    /// Checks an activity's attributes, content state and alert (templates read the last alert
+    /// under `alert`, its `loc-args` arrays too) against the app's templates for its type. Over
+    /// budget with the alert only, the error names `/alert`.
+    func checkRenderBudget(
+        app: String, type: String, attributes: JSONObject, state: JSONObject, alert: JSONObject?, field: JSONPointer
+    ) throws(APIError) {
         let templates = self.activityTemplates(app: app, type: type)
         guard !templates.isEmpty else { return }
         let content: [JSONValue] = [.object(attributes), .object(state)]
         for template in templates {
             try RenderBudget.check(template, content: content, what: "this content with the \(type) templates", field: field)
+            if let alert {
+                try RenderBudget.check(
+                    template, content: content + [.object(alert)], what: "this alert with the \(type) templates",
+                    field: "/alert")
+            }
         }
     }
 
@@ -41,9 +48,10 @@ extension Engine {
             let type = String(target.dropFirst("activity:".count))
             for id in self.apps[app]?.activities ?? [] {
                 guard let activity = self.activities[id], activity.attributesType == type else { continue }
+                var content: [JSONValue] = [.object(activity.attributes), .object(activity.content.state)]
+                if let alert = activity.alert { content.append(.object(alert.fields)) }
                 try RenderBudget.check(
-                    template, content: [.object(activity.attributes), .object(activity.content.state)],
-                    what: "this template with activity \(id)'s content", field: "/html")
+                    template, content: content, what: "this template with activity \(id)'s content", field: "/html")
             }
         } else if target.hasPrefix("widget:") {
             let kind = String(target.dropFirst("widget:".count))

@@ -39,7 +39,7 @@ struct Activity: Sendable, Hashable {
     var renderedContext: JSONValue?
 
     /// LA-4: pending, active and stale activities count towards the limits.
-    var isOngoing: Bool { self.phase == .pending || self.phase == .active || self.phase == .stale }
+    var isOngoing: Bool { self.phase.isOngoing }
     /// PR-1: active and stale activities may appear in the island.
     var isIslandCandidate: Bool { self.phase == .active || self.phase == .stale }
     /// PR-6: the Lock Screen shows active, stale and ended-but-not-dismissed activities.
@@ -56,6 +56,8 @@ struct ActivityContent: Sendable, Hashable {
 /// `activityState` of the document (ActivityKit's `ActivityState`).
 enum ActivityPhase: String, Sendable, Hashable, CaseIterable {
     case pending, active, stale, ended, dismissed
+
+    var isOngoing: Bool { self == .pending || self == .active || self == .stale }
 }
 
 /// Where an `activity.request` comes from (LA-3).
