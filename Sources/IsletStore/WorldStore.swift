@@ -74,6 +74,11 @@ public final class WorldStore {
         self.logger = logger
     }
 
+    /// The value holding a world's place in creation order (1, 2, …): the APNs ingress and
+    /// channels look for a token in creation order, so a token a fork copied goes to its source
+    /// also after a restart.
+    static let creationOrderKey = "created.order"
+
     /// A world as listed: its name, epoch and creation instant (ms since the Unix epoch).
     public struct World: Hashable, Sendable {
         public var name: String
@@ -81,9 +86,15 @@ public final class WorldStore {
         public var created: Int64
     }
 
-    /// Every world, sorted by name.
+    /// Every world, in creation order: by the sequence `create` stores (`created.order`); worlds
+    /// from before it kept one come first, by creation instant and name.
     public func worlds() throws -> [World] {
-        let statement = try self.connection.prepare("SELECT name, epoch, created FROM world ORDER BY name")
+        let statement = try self.connection.prepare(
+            """
+            SELECT name, epoch, created FROM world LEFT JOIN value ON value.world = world.name AND value.key = ?1
+            ORDER BY value.value IS NOT NULL, CAST(value.value AS INTEGER), created, name
+            """)
+        try statement.bind(Self.creationOrderKey, at: 1)
         var worlds: [World] = []
         while try statement.step() {
             worlds.append(
@@ -120,6 +131,14 @@ public final class WorldStore {
                 try snapshot.run()
             }
             self.forgetSize(of: name)
+            let order = try self.connection.prepare(
+                """
+                INSERT INTO value (world, key, value)
+                SELECT ?1, ?2, COALESCE(MAX(CAST(value AS INTEGER)), 0) + 1 FROM value WHERE key = ?2
+                """)
+            try order.bind(name, at: 1)
+            try order.bind(Self.creationOrderKey, at: 2)
+            try order.run()
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 let insert = try self.connection.prepare("INSERT INTO value (world, key, value) VALUES (?1, ?2, ?3)")
                 try insert.bind(name, at: 1)
@@ -147,8 +166,9 @@ public final class WorldStore {
 
     /// The values stored beside a world.
     public func values(of name: String) throws -> [String: String] {
-        let statement = try self.connection.prepare("SELECT key, value FROM value WHERE world = ?1")
+        let statement = try self.connection.prepare("SELECT key, value FROM value WHERE world = ?1 AND key != ?2")
         try statement.bind(name, at: 1)
+        try statement.bind(Self.creationOrderKey, at: 2)
         var values: [String: String] = [:]
         while try statement.step() { values[statement.text(at: 0) ?? ""] = statement.text(at: 1) ?? "" }
         return values

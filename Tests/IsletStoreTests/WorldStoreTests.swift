@@ -53,6 +53,24 @@ struct WorldStoreTests {
         }
     }
 
+    @Test("worlds are listed in creation order, not by name or creation instant (a clock that went back, the same millisecond)")
+    func creationOrder() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file("islet.simulations.sqlite")
+            do {
+                let store = try WorldStore(path: path, logger: quietLogger)
+                for (name, instant) in [("zz", 10), ("aa", 10), ("mm", 5), ("bb", 20)] {
+                    _ = try store.create(name, instant: Int64(instant), genesis: [1])
+                }
+                try store.delete("bb")
+                _ = try store.create("cc", instant: 1, genesis: [1])
+                #expect(try store.values(of: "cc").isEmpty, "the order is the store's own")
+            }
+            let store = try WorldStore(path: path, logger: quietLogger)
+            #expect(try store.worlds().map(\.name) == ["zz", "aa", "mm", "cc"])
+        }
+    }
+
     @Test("a world's size, counted once and then kept, agrees with the file after appends, snapshots, trims, deletes and re-creation")
     func sizes() throws {
         let store = try WorldStore(path: ":memory:", logger: quietLogger)

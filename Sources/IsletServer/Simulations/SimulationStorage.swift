@@ -156,7 +156,7 @@ package struct ForkReference: Equatable {
 }
 
 extension SimulationStorage {
-    /// Every stored simulation, recovered, sorted by id. A fork whose genesis snapshot was never
+    /// Every stored simulation, recovered, in creation order. A fork whose genesis snapshot was never
     /// written is rebuilt from its source (`default`'s through `defaultEngine`), and its genesis
     /// is written again (`StoredSimulation.pendingGenesis`).
     func recoverAll(

@@ -353,6 +353,39 @@ struct LiveSimulationsTests {
         }
     }
 
+    @Test("after a restart the simulations are in creation order: a push to a token a fork copied still goes to the source")
+    func creationOrderAcrossRestarts() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            let headers = [("apns-push-type", "liveactivity"), ("apns-topic", "coffee.push-type.liveactivity")]
+            func push(_ port: Int, _ token: String, _ status: String, at timestamp: Int) throws {
+                let body = #"{"aps":{"timestamp":\#(timestamp),"event":"update","content-state":{"status":"\#(status)"}}}"#
+                let reply = try TestHTTP.request(port: port, "POST", "/3/device/\(token)", headers: headers, body: Array(body.utf8))
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+            func statuses(_ port: Int) throws -> [String?] {
+                try ["zz", "aa"].map {
+                    try TestHTTP.state(port: port, path: "/activities/a1/content/state/status", simulation: $0).json()["value"]?.stringValue
+                }
+            }
+            // The fork's id sorts before its source's.
+            let token = try await withRunningServer(configuration) { server in
+                _ = try Self.created(try TestHTTP.createSimulation(port: server.port, ["id": "zz"]))
+                let reply = try TestHTTP.commands(port: server.port, Self.world(now: "2026-11-22T08:00:00Z"), simulation: "zz")
+                let token = try #require(try reply.json()[pointer: "/results/3/pushToken"]?.stringValue)
+                _ = try Self.created(try TestHTTP.postJSON(port: server.port, "/v1/simulations", #"{"id":"aa","from":{"simulation":"zz"}}"#))
+                try push(server.port, token, "brewing", at: 1_795_766_500)
+                #expect(try statuses(server.port) == ["brewing", "received"])
+                return token
+            }
+            try await withRunningServer(configuration) { server in
+                try push(server.port, token, "ready", at: 1_795_766_600)
+                #expect(try statuses(server.port) == ["ready", "received"])
+            }
+        }
+    }
+
     @Test("APNs ingress finds the simulation that holds a token; a prefixed ingress pushes into one simulation only")
     func apnsAcrossSimulations() async throws {
         try await withRunningServer { server in
