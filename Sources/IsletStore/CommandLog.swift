@@ -30,9 +30,10 @@ public final class CommandLog {
     public let path: String
     /// What a commit survives; fixed when the log is opened.
     public let durability: Durability
-    /// A random identifier (16 hex digits) made when the store was created and never changed, so
-    /// clients can tell a restarted server with the same log from one with a new log.
-    public let epoch: String
+    /// A random identifier (16 hex digits) made when the store was created, so clients can tell
+    /// a restarted server with the same log from one with a new log. Only ``truncate(from:)``
+    /// (`islet store repair`) makes another: the revisions after the cut will be another history.
+    public internal(set) var epoch: String
     /// The highest sequence stored in the log or a snapshot; 0 for a new store. Appended records
     /// must be numbered above it.
     public internal(set) var lastSequence: UInt64

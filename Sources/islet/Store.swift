@@ -158,7 +158,8 @@ struct StoreRepair: ParsableCommand {
             }
             print(
                 "repaired \(path): record \(bad) did not replay; removed \(repair.removedRecords) records "
-                    + "(\(bad)…), the log now ends at revision \(repair.lastSequence); the file as it was: \(copy)")
+                    + "(\(bad)…), the log now ends at revision \(repair.lastSequence) under a new epoch \(log.epoch); "
+                    + "the file as it was: \(copy)")
         }
     }
 }

@@ -172,9 +172,11 @@ struct StoreProcessTests {
             // A record this islet cannot replay (as a newer islet, or a damaged file, may leave):
             // an update of an activity that does not exist, then a good record after it.
             let bad: UInt64
+            let epochBefore: JSONValue
             do {
                 let log = try CommandLog(path: db, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
                 bad = log.lastSequence + 1
+                epochBefore = .string(log.epoch)
                 let refused = Array(#"[{"type":"activity.update","id":"nobody","content":{"state":{}}}]"#.utf8)
                 let fine = Array(#"[{"type":"clock.advance","seconds":1}]"#.utf8)
                 try log.append([
@@ -204,7 +206,9 @@ struct StoreProcessTests {
             #expect(kept.output.contains("last revision: \(bad + 1)"), "the copy is the file as it was: \(kept.output)")
 
             let restarted = try ServeProcess.start(db: db)
-            #expect(try restarted.state()["rev"] == .number(Double(bad - 1)))
+            let state = try restarted.state()
+            #expect(state["rev"] == .number(Double(bad - 1)))
+            #expect(state["epoch"] != nil && state["epoch"] != epochBefore, "another history: a new epoch")
             #expect(try restarted.stop() == 0)
             let again = try runIslet(["store", "repair", "--db", db])
             #expect(again.status == 0)
