@@ -293,7 +293,6 @@ extension IsletServer {
         answered = true
         // A body that answers later has started work that will answer.
         if case .later? = immediate { return .later }
-        if let failure = simulation.live.failure { return .now(failure.httpResponse()) }
         return immediate ?? .later
     }
 

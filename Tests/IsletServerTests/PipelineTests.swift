@@ -73,6 +73,8 @@ struct PipelineTests {
         #expect(transport.closes[stream]?.code == .internalError)
         let later = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body([Fixture.device]))
         #expect(later?.status == 500)
+        let readLater = transport.request(.GET, "/v1/state", query: [QueryItem(name: "path", value: "/devices")])
+        #expect(readLater?.status == 200, "reads are served from the state last published, as the one that waited")
         let health = try #require(transport.request(.GET, "/healthz"))
         #expect(health.status == 503, "a balancer or supervisor sees the failed store")
         #expect(try JSONParser().parse(health.body) == ["status": "store_failed", "simulations": ["default"]])
