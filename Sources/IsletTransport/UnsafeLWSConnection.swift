@@ -109,8 +109,16 @@ struct LWSConnection {
             let copied = buffer.withMemoryRebound(to: CChar.self) { chars in
                 lws_hdr_copy(self.wsi, chars.baseAddress, Int32(chars.count), token)
             }
-            return max(0, Int(copied))
+            return Self.valueLength(buffer, Int(copied))
         }
+    }
+
+    /// A field value's length without its trailing spaces and tabs (RFC 9110 §5.5: they are not
+    /// part of the value; lws drops only the leading ones on HTTP/1.1, nghttp2 refuses both).
+    private static func valueLength(_ buffer: UnsafeMutableBufferPointer<UInt8>, _ copied: Int) -> Int {
+        var length = max(0, copied)
+        while length > 0, buffer[length - 1] == 0x20 || buffer[length - 1] == 0x09 { length -= 1 }
+        return length
     }
 
     /// Every header lws parsed, plus the custom ones named in `extraNames`.
@@ -141,7 +149,7 @@ struct LWSConnection {
                         self.wsi, chars.baseAddress, Int32(chars.count), keyPointer, Int32(key.utf8.count))
                 }
             }
-            return max(0, Int(copied))
+            return Self.valueLength(buffer, Int(copied))
         }
     }
 

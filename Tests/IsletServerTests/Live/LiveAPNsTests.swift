@@ -42,6 +42,10 @@ struct LiveAPNsTests {
             #expect(reply.status == 200, "\(reply.text)")
             #expect(reply.headers["apns-id"] == "eabeae54-14a8-11e5-b60b-1697f925ec7b")
             #expect(reply.body.isEmpty)
+            let padded = try world.push(
+                world.activityToken, Self.update,
+                headers: [("apns-push-type", "liveactivity \t"), ("apns-topic", world.topic + " "), ("apns-priority", "10 ")])
+            #expect(padded.status == 200, "HTTP/1.1 field values without their trailing whitespace: \(padded.text)")
             let generated = try world.push(world.activityToken, Self.update)
             #expect(generated.headers["apns-id"].map(isUUID) == true)
             let deliveries = try TestHTTP.state(port: server.port, path: "/apps/coffee/deliveries").json()["value"]!

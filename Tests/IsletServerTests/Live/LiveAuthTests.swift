@@ -27,6 +27,8 @@ struct LiveAuthTests {
             #expect(try TestHTTP.state(port: port, headers: bearer("wrong-token-0123456789")).status == 401)
             #expect(try TestHTTP.state(port: port, headers: bearer(Self.viewer)).status == 200)
             #expect(try TestHTTP.state(port: port, headers: bearer(Self.admin)).status == 200)
+            let padded = [("Authorization", "Bearer \(Self.admin) \t")]
+            #expect(try TestHTTP.state(port: port, headers: padded).status == 200, "trailing whitespace is not the value's")
             #expect(try TestHTTP.commands(port: port, [Fixture.device]).status == 401)
             #expect(try TestHTTP.commands(port: port, [Fixture.device], headers: bearer(Self.viewer)).status == 403)
             #expect(try TestHTTP.commands(port: port, [Fixture.device], headers: bearer(Self.admin)).status == 200)
