@@ -5,12 +5,11 @@ extension IsletServer {
     /// Routes a request. Returns the metrics label of what answered it and the reply.
     func handle(_ request: HTTPRequest) -> (route: String, reply: RouteReply) {
         if let limit = request.connectionLimit {
-            let apns = APNsRoutes.isAPNsPath(request.path)
-            return ("connection_refused", .now(Self.tooManyConnections(limit, apns: apns)))
+            return ("connection_refused", .now(Self.tooManyConnections(limit, apns: APNsRoutes.requestID(of: request))))
         }
         if let problem = request.bodyProblem {
-            if APNsRoutes.isAPNsPath(request.path) {
-                return ("body_refused", .now(APNsRoutes.refusal(problem)))
+            if let apns = APNsRoutes.requestID(of: request) {
+                return ("body_refused", .now(APNsRoutes.refusal(problem, to: apns)))
             }
             return ("body_refused", .now(self.refusal(problem).httpResponse()))
         }
@@ -27,7 +26,7 @@ extension IsletServer {
 
     /// The reply on a connection beyond `--max-connections`: 503 with `Retry-After`, in the
     /// API's error format (APNs' `ServiceUnavailable` on its paths), closing the connection.
-    static func tooManyConnections(_ limit: Int, apns: Bool) -> HTTPResponse {
+    static func tooManyConnections(_ limit: Int, apns: APNsRoutes.RequestID?) -> HTTPResponse {
         var response = Self.retryShortly(Self.connectionLimitError(limit), apns: apns)
         response.closeConnection = true
         return response
@@ -35,11 +34,10 @@ extension IsletServer {
 
     /// 503 with `Retry-After: 1`: `error` in the API's format, or APNs' `ServiceUnavailable` on
     /// its paths.
-    private static func retryShortly(_ error: APIError, apns: Bool) -> HTTPResponse {
+    private static func retryShortly(_ error: APIError, apns: APNsRoutes.RequestID?) -> HTTPResponse {
         var response =
-            apns
-            ? APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(apnsID: randomUUID())
-            : error.httpResponse()
+            apns.map { APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(idHeader: $0.header, id: $0.id) }
+            ?? error.httpResponse()
         response.headers.add(name: "retry-after", value: "1")
         return response
     }
@@ -50,8 +48,8 @@ extension IsletServer {
     /// `Retry-After` (APNs' `ServiceUnavailable` on its paths) rather than a wrong world or a 404.
     private func joiningRefusal(_ request: HTTPRequest) -> HTTPResponse? {
         guard let cluster = self.cluster, !cluster.hasJoined else { return nil }
-        let apns = APNsRoutes.isAPNsPath(request.path)
-        guard apns || (request.path.hasPrefix("/v1/") && request.path != "/v1/cluster") else { return nil }
+        let apns = APNsRoutes.requestID(of: request)
+        guard apns != nil || (request.path.hasPrefix("/v1/") && request.path != "/v1/cluster") else { return nil }
         return Self.retryShortly(Self.joiningError, apns: apns)
     }
 

@@ -144,7 +144,7 @@ extension IsletServer {
         }
     }
 
-    private static let requestIDHeader = "apns-request-id"
+    static let requestIDHeader = "apns-request-id"
 
     /// `apns-channel-id`: present, and base64.
     private static func channelID(_ headers: HTTPHeaders) -> Result<String, APNsFailure> {

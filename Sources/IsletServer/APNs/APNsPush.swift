@@ -330,10 +330,8 @@ func randomUUID() -> String {
 }
 
 extension APNsFailure {
-    /// The APNs-style reply: the status, `apns-id`, and `{"reason"}` (plus `timestamp` for 410).
-    func httpResponse(apnsID: String) -> HTTPResponse { self.httpResponse(idHeader: "apns-id", id: apnsID) }
-
-    /// The reply with the request's id under `idHeader` (`apns-request-id` for channel management).
+    /// The APNs-style reply: the status, `{"reason"}` (plus `timestamp` for 410), and the request's
+    /// id under `idHeader` (`apns-id`, or `apns-request-id` for channel management).
     func httpResponse(idHeader: String, id: String) -> HTTPResponse {
         var body: JSONObject = ["reason": .string(self.reason)]
         if let timestamp = self.timestamp { body["timestamp"] = .number(Double(timestamp)) }

@@ -11,21 +11,40 @@ enum APNsRoutes {
         "apns-channel-id", "apns-request-id",
     ]
 
-    /// Whether a path is APNs's (`/1/…`, `/3/…`, `/4/…`, also under `/v1/simulations/{id}`), so
-    /// a refused body is answered with an APNs `reason`.
-    static func isAPNsPath(_ path: String) -> Bool {
-        var segments = Route.split(path)[...]
+    /// How a reply names the request it answers: the request's id (a canonical UUID,
+    /// lowercased) or a new one, under `apns-id`, or `apns-request-id` for channel management.
+    struct RequestID {
+        var header: String
+        var id: String
+
+        init(_ request: HTTPRequest, header: String) {
+            self.header = header
+            self.id = request.headers[header].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil } ?? randomUUID()
+        }
+    }
+
+    /// The id of a request to an APNs path (`/1/…`, `/3/…`, `/4/…`, also under
+    /// `/v1/simulations/{id}`), so that a reply made before its route runs (a refused body, a
+    /// full server) is an APNs reply with the request's id; nil for any other path.
+    static func requestID(of request: HTTPRequest) -> RequestID? {
+        var segments = Route.split(request.path)[...]
         if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
-        return ["1", "3", "4"].contains(segments.first ?? "")
+        switch segments.first {
+        case "1": return RequestID(request, header: IsletServer.requestIDHeader)
+        case "3", "4": return RequestID(request, header: "apns-id")
+        default: return nil
+        }
     }
 
     /// A refused body (too large or chunked) under an APNs path.
-    static func refusal(_ problem: HTTPRequest.BodyProblem) -> HTTPResponse {
-        switch problem {
-        case .tooLarge: return APNsFailure(status: 413, reason: "PayloadTooLarge").httpResponse(apnsID: randomUUID())
-        case .lengthRequired, .invalidLength: return APNsFailure.bad("BadPayload").httpResponse(apnsID: randomUUID())
-        case .truncatedTarget: return APNsFailure(status: 404, reason: "BadPath").httpResponse(apnsID: randomUUID())
-        }
+    static func refusal(_ problem: HTTPRequest.BodyProblem, to request: RequestID) -> HTTPResponse {
+        let failure =
+            switch problem {
+            case .tooLarge: APNsFailure(status: 413, reason: "PayloadTooLarge")
+            case .lengthRequired, .invalidLength: APNsFailure.bad("BadPayload")
+            case .truncatedTarget: APNsFailure(status: 404, reason: "BadPath")
+            }
+        return failure.httpResponse(idHeader: request.header, id: request.id)
     }
 }
 
@@ -61,7 +80,7 @@ extension IsletServer {
         _ decide: (Simulation, String) -> Result<APNsAction, APNsFailure>
     ) -> RouteReply {
         let request = context.request
-        let id = request.headers[idHeader].flatMap { isCanonicalUUID($0) ? $0.lowercased() : nil } ?? randomUUID()
+        let id = APNsRoutes.RequestID(request, header: idHeader).id
         func refuse(_ failure: APNsFailure) -> RouteReply { .now(failure.httpResponse(idHeader: idHeader, id: id)) }
         let scope = self.providerTokenScope(request.headers)
         guard let simulation = self.apnsTarget(context, scope: scope, knows: knows) else {

@@ -58,6 +58,23 @@ struct LiveAPNsTests {
         }
     }
 
+    @Test("a body refused before its route runs (over the server's limit) still echoes the request's apns-id, or apns-request-id for channel management")
+    func refusedBodiesEchoTheRequestID() async throws {
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            let huge = Array(#"{"aps":{"pad":"\#(String(repeating: "x", count: 300_000))"}}"#.utf8)
+            let id = "EABEAE54-14A8-11E5-B60B-1697F925EC7B"
+            let push = try TestHTTP.request(
+                port: server.port, "POST", "/3/device/\(world.activityToken)",
+                headers: [("apns-push-type", "liveactivity"), ("apns-topic", world.topic), ("apns-id", id)], body: huge)
+            #expect(push.status == 413 && push.headers["apns-id"] == id.lowercased(), "\(push.status) \(push.headers)")
+            let channel = try TestHTTP.request(
+                port: server.port, "POST", "/1/apps/coffee/channels", headers: [("apns-request-id", id)], body: huge)
+            #expect(channel.status == 413, "\(channel.text)")
+            #expect(channel.headers["apns-request-id"] == id.lowercased() && channel.headers["apns-id"] == nil)
+        }
+    }
+
     @Test(
         "AP-1, AP-2, AP-3, AP-4: refusals carry APNs reasons",
         arguments: [
