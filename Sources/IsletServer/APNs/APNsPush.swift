@@ -106,8 +106,9 @@ enum PayloadProblem: Error {
 
 /// The body's JSON object and its `aps` object. Text that is not JSON is APNs' `BadPayload`;
 /// JSON that Islet's input parser refuses only for repeated keys or depth is the device's
-/// problem, as is JSON without an `aps` object.
-private func readAPS(_ body: [UInt8]) -> Result<JSONObject, PayloadProblem> {
+/// problem, as is JSON without an `aps` object; its delivery record names `event` when the push
+/// type says it (a widgets push), else none.
+private func readAPS(_ body: [UInt8], event: String?) -> Result<JSONObject, PayloadProblem> {
     let root: JSONValue
     do throws(APIError) {
         root = try JSONParser(maxDepth: 32).parse(body)
@@ -115,10 +116,10 @@ private func readAPS(_ body: [UInt8]) -> Result<JSONObject, PayloadProblem> {
         guard (try? JSONParser(maxDepth: JSONParser.storedDepth, duplicateKeys: .keepLast).parse(body)) != nil else {
             return .failure(.apns(.bad("BadPayload")))
         }
-        return .failure(.device(.payload(error.message, event: nil)))
+        return .failure(.device(.payload(error.message, event: event)))
     }
     guard case .object(let aps)? = root["aps"] else {
-        return .failure(.device(.payload("the payload has no aps object", event: nil)))
+        return .failure(.device(.payload("the payload has no aps object", event: event)))
     }
     return .success(aps)
 }
@@ -128,7 +129,7 @@ struct APNsWidgetPayload {
     let contentChanged: Bool
 
     static func read(_ body: [UInt8]) -> Result<APNsWidgetPayload, PayloadProblem> {
-        readAPS(body).flatMap { aps in
+        readAPS(body, event: "widgets").flatMap { aps in
             switch aps["content-changed"] {
             case nil: return .success(APNsWidgetPayload(contentChanged: false))
             case .bool(let changed)?: return .success(APNsWidgetPayload(contentChanged: changed))
@@ -156,7 +157,7 @@ struct APNsPayload {
 
     /// Reads a body: a JSON object with an `aps` object carrying `timestamp` and `event`.
     static func read(_ body: [UInt8]) -> Result<APNsPayload, PayloadProblem> {
-        readAPS(body).flatMap { aps in
+        readAPS(body, event: nil).flatMap { aps in
             let named = aps["event"]?.stringValue
             func problem(_ strict: String, _ reason: String, _ detail: String) -> Result<APNsPayload, PayloadProblem> {
                 .failure(.device(DeviceProblem(strictReason: strict, reason: reason, detail: detail, event: named)))

@@ -228,6 +228,13 @@ struct LiveBroadcastTests {
             #expect(ignored.status == 200, "\(ignored.text)")
             let last = try #require(try world.value("/apps/coffee/deliveries")?.arrayValue?.last)
             #expect(last["event"] == "widgets" && last["outcome"] == "ignored" && last["reason"] == "payload_invalid")
+            // So is an aps that is not an object, or a repeated key: a widgets push all the same.
+            for body in [#"{"aps":"x"}"#, #"{"aps":{"content-changed":true,"content-changed":true}}"#] {
+                let reply = try push(token, type: "widgets", topic: "coffee.push-type.widgets", body)
+                #expect(reply.status == 200, "\(reply.text)")
+                let record = try #require(try world.value("/apps/coffee/deliveries")?.arrayValue?.last)
+                #expect(record["event"] == "widgets" && record["reason"] == "payload_invalid", "\(body): \(record)")
+            }
         }
     }
 
