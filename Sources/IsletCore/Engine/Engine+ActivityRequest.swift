@@ -21,6 +21,8 @@ extension Engine {
         let id = request.id ?? self.newActivityID()
         let activity = self.makeActivity(id, request, device: device)
         self.insertActivity(activity)
+        // Recorded before the start: starting may apply a channel's stored update, recorded after it.
+        self.recordDelivery(app.id, event: "start", activity: id, request.delivery, outcome: "applied", reason: nil)
         if let start = request.start, start > self.now {
             let sequence = self.scheduler.schedule(.activityStart(activity: id), at: start)
             self.modifyActivity(id, render: false) { $0.armed.start = sequence }
@@ -28,7 +30,6 @@ extension Engine {
             self.startActivity(id)
             if request.alert != nil { self.presentAlert(of: id) }
         }
-        self.recordDelivery(app.id, event: "start", activity: id, request.delivery, outcome: "applied", reason: nil)
         return [
             "applied": true, "device": device.map(JSONValue.string) ?? .null, "id": .string(id),
             "pushToken": activity.pushToken.map(JSONValue.string) ?? .null,

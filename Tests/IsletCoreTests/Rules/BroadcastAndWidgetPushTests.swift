@@ -125,6 +125,8 @@ import Testing
         #expect(stored.count == 1)
         #expect(stored.first?["activity"] == "late")
         #expect(stored.first?["channel"] == .string(id))
+        let late = records.filter { $0["activity"] == "late" }.map { $0["event"]?.stringValue ?? "" }
+        #expect(late == ["start", "update"], "the start, then the stored update applied to it (newest last)")
         try sim.advance(seconds: 8 * 3600)
         try sim.request("tooLate", extra: ["pushType": ["channel": .string(id)]])
         #expect(sim.get("/activities/tooLate/content/state/status") == "received")
