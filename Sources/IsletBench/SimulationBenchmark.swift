@@ -47,7 +47,7 @@ enum SimulationBenchmark {
             report.stores.append(seconds(storeStarted.duration(to: clock.now)))
             // What follows off the loop: encoding and writing the genesis snapshot.
             let genesisStarted = clock.now
-            stored.stage.writeGenesis(genesis, wall: wall) {}
+            stored.stage.writeGenesis(genesis, wall: wall) { _ in }
             report.genesisWrites.append(seconds(genesisStarted.duration(to: clock.now)))
             if run == 0 { report.snapshotBytes = genesis.snapshotBytes.count }
         }

@@ -85,20 +85,20 @@ public final class StoreCommitStage: CommitStage {
         self.write(state, then: nil)
     }
 
-    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void) {
+    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping (_ written: Bool) -> Void) {
         self.write(PublishedState(engine: engine, wall: wall, history: RevisionHistory(maxRevisions: 0, maxBytes: 0)), then: completion)
     }
 
     /// Encodes `state` off the loop and writes it on the log's thread; `completion` then runs on
     /// the loop (at once with `.caller` threads).
-    private func write(_ state: PublishedState, then completion: (() -> Void)?) {
+    private func write(_ state: PublishedState, then completion: ((_ written: Bool) -> Void)?) {
         self.lastSnapshot = (state.engine.rev, state.wall)
         let box = self.box
         let logger = self.logger
         switch self.threads {
         case .caller:
-            box.write(Self.encode(state), rev: state.engine.rev, wall: state.wall, logger: logger)
-            completion?()
+            let written = box.write(Self.encode(state), rev: state.engine.rev, wall: state.wall, logger: logger)
+            completion?(written)
         case .loop(let loop):
             self.snapshotInFlight = true
             let this = Unchecked(self)
@@ -106,9 +106,9 @@ public final class StoreCommitStage: CommitStage {
             DispatchQueue.global(qos: .utility).async {
                 let bytes = Self.encode(state)
                 loop.execute {
-                    box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
+                    let written = box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
                     this.value.snapshotInFlight = false
-                    done.value?()
+                    done.value?(written)
                 }
             }
         case .writer(let loop):
@@ -119,10 +119,10 @@ public final class StoreCommitStage: CommitStage {
             DispatchQueue.global(qos: .utility).async {
                 let bytes = Self.encode(state)
                 writer.async {
-                    box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
+                    let written = box.write(bytes, rev: state.engine.rev, wall: state.wall, logger: logger)
                     loop.execute {
                         this.value.snapshotInFlight = false
-                        done.value?()
+                        done.value?(written)
                     }
                 }
             }
@@ -136,7 +136,7 @@ public final class StoreCommitStage: CommitStage {
         let final = state.flatMap { $0.engine.rev > self.lastSnapshot.rev ? $0 : nil }
         let logger = self.logger
         let finish: @Sendable () -> Void = {
-            if let final { box.write(Self.encode(final), rev: final.engine.rev, wall: final.wall, logger: logger) }
+            if let final { _ = box.write(Self.encode(final), rev: final.engine.rev, wall: final.wall, logger: logger) }
             box.close()
         }
         switch self.threads {
@@ -216,16 +216,21 @@ private final class LogBox: @unchecked Sendable {
         }
     }
 
-    func write(_ payload: [UInt8], rev: UInt64, wall: Instant, logger: Logger) {
-        guard let log = self.log else { return }
+    /// Writes a snapshot; returns whether it was written. A failed snapshot loses nothing (the
+    /// records stay), except a fork's genesis: until written, its log refers to its source.
+    @discardableResult
+    func write(_ payload: [UInt8], rev: UInt64, wall: Instant, logger: Logger) -> Bool {
+        guard let log = self.log else { return false }
         do {
             try log.writeSnapshot(sequence: rev, instant: wall.millisecondsSinceEpoch, payload: payload)
             if rev == 0 { self.genesis = nil }
             logger.debug(
                 "snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
+            return true
         } catch {
-            logger.error(
-                "snapshot failed; the log stays complete", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
+            let what = rev == 0 ? "a fork's genesis snapshot failed; its log still refers to its source" : "snapshot failed; the log stays complete"
+            logger.error("\(what)", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
+            return false
         }
     }
 

@@ -77,8 +77,9 @@ public protocol CommitStage: AnyObject {
     func earliestRevision() -> UInt64?
 
     /// Writes a fork's revision 0 (`engine`) as its genesis snapshot, off the loop; `completion`
-    /// runs on the loop once it is written. Until then the log holds a reference to the source.
-    func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void)
+    /// runs on the loop once it is written or has failed (`written`). Until it is written the log
+    /// holds a reference to the source.
+    func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping (_ written: Bool) -> Void)
 }
 
 /// A revision a log no longer reaches (or never kept: a store-less server keeps only its
@@ -98,7 +99,9 @@ extension CommitStage {
         completion(self.engine(at: rev))
     }
     public func earliestRevision() -> UInt64? { nil }
-    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping () -> Void) { completion() }
+    public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping (_ written: Bool) -> Void) {
+        completion(true)
+    }
 }
 
 /// The published state of an idle pipeline, as a snapshot stores it: the engine (a value whose

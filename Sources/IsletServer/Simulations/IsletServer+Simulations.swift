@@ -224,13 +224,19 @@ extension IsletServer {
     }
 
     /// Writes a fork's genesis snapshot in the background; until it is written the fork's log
-    /// refers to its source, so deleting the source waits for it (`genesisWaiters`).
+    /// refers to its source, so deleting the source waits for it (`genesisWaiters`). A write
+    /// that fails keeps the reference (and the genesis, to try again when the source is deleted).
     private func writeGenesis(_ genesis: Engine, of simulation: Simulation, forkOf source: String?) {
         simulation.pendingGenesisSource = source ?? SimulationName.default
+        simulation.unwrittenGenesis = nil
         // The fork may be deleted before its genesis is written: the waiters on it run all the same.
         let id = simulation.id
-        simulation.live.commitStage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] in
-            simulation?.pendingGenesisSource = nil
+        simulation.live.commitStage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] written in
+            if written {
+                simulation?.pendingGenesisSource = nil
+            } else {
+                simulation?.unwrittenGenesis = genesis
+            }
             guard let self else { return }
             let waiters = self.genesisWaiters.removeValue(forKey: id) ?? []
             for waiter in waiters { waiter() }
@@ -263,16 +269,28 @@ extension IsletServer {
 
     /// Deletes a world once its pipeline is idle: its streams get `resync` (`deleted`), its log
     /// closes and its files are removed. `default` always exists.
-    private func deleteSimulation(_ simulation: Simulation, _ context: RouteContext) throws(APIError) -> RouteReply {
+    /// A fork whose genesis snapshot is not written yet refers to the simulation's log: the delete
+    /// waits for the write (trying a failed one again once); if it still fails, the delete is
+    /// refused (`503`) rather than leave a fork no restart could rebuild.
+    private func deleteSimulation(
+        _ simulation: Simulation, _ context: RouteContext, afterGenesisWrite: Bool = false
+    ) throws(APIError) -> RouteReply {
         guard simulation.id != SimulationName.default else {
             throw APIError(.conflict, "the default simulation always exists; it cannot be deleted")
         }
-        // A fork whose genesis snapshot is still being written refers to this simulation's log.
         if let fork = self.simulations.values.first(where: { $0.pendingGenesisSource == simulation.id }) {
+            if let genesis = fork.unwrittenGenesis {
+                guard !afterGenesisWrite else {
+                    throw APIError(
+                        .unavailable,
+                        "simulation \"\(simulation.id)\" cannot be deleted yet: the first snapshot of its fork \"\(fork.id)\" could not be written (see the server's log), so that fork still needs this simulation's log; retry once the cause is fixed, or delete \"\(fork.id)\" first")
+                }
+                self.writeGenesis(genesis, of: fork, forkOf: simulation.id)
+            }
             self.genesisWaiters[fork.id, default: []].append { [weak self] in
                 guard let self else { return }
                 let reply: RouteReply
-                do throws(APIError) { reply = try self.deleteSimulation(simulation, context) } catch {
+                do throws(APIError) { reply = try self.deleteSimulation(simulation, context, afterGenesisWrite: true) } catch {
                     reply = .now(error.httpResponse())
                 }
                 if case .now(let response) = reply { context.respondLater(response) }

@@ -11,8 +11,11 @@ final class Simulation {
     let created: Instant
     /// Its own admin and viewer tokens, when it was created with `"tokens": true`.
     let tokens: SimulationTokens?
-    /// While a fork's genesis snapshot is being written: the simulation its log refers to.
+    /// Until a fork's genesis snapshot is written: the simulation its log refers to.
     var pendingGenesisSource: String?
+    /// A fork's genesis whose write failed (disk full…), kept to try again before its source is
+    /// deleted.
+    var unwrittenGenesis: Engine?
     /// Its provider keys as OpenSSL read them, and the provider tokens in use (APNs auth).
     var providerKeyring = ProviderKeyring()
 
