@@ -98,7 +98,8 @@ struct StoreCompact: ParsableCommand {
             Records after the latest snapshot are always kept (startup replays them), and so are the \
             --keep newest records before it. Stream clients resume from the history stored with each \
             snapshot, so compaction does not shorten what they can resume. An export needs the whole \
-            log: export first if you want a scenario file. Stop the server first.
+            log: export first if you want a scenario file. Refused while a fork of default has no \
+            snapshot of its own yet (start the server once first). Stop the server first.
             """)
 
     @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")

@@ -114,6 +114,34 @@ struct StoreProcessTests {
         }
     }
 
+    @Test("compact refuses while a fork of default has no genesis snapshot yet (it needs the records); after a start wrote it, compact runs and the fork is intact")
+    func compactKeepsWhatAForkNeeds() throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            let (server, _) = try self.record(db: db, seed: 21, batches: 20)
+            #expect(try server.stop() == 0)
+            // What a server killed right after acknowledging a fork of default at revision 5 leaves.
+            do {
+                let store = try WorldStore(path: dir.file("islet.simulations.sqlite"), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+                _ = try store.create(
+                    "fk", instant: TestServer.start.millisecondsSinceEpoch, genesis: nil,
+                    values: ["fork.source": "default", "fork.rev": "5", "fork.salt": "77"])
+            }
+            let refused = try runIslet(["store", "compact", "--db", db])
+            #expect(refused.status == 2, "\(refused.output)")
+            #expect(refused.errors.contains("fk is a fork of default at revision 5"), "\(refused.errors)")
+            let started = try ServeProcess.start(db: db)
+            let fork = try TestHTTP.state(port: started.port, simulation: "fk").text
+            #expect(try started.stop() == 0)
+            let compact = try runIslet(["store", "compact", "--db", db])
+            #expect(compact.status == 0, "\(compact.errors)")
+            #expect(compact.output.contains("removed"), "\(compact.output)")
+            let again = try ServeProcess.start(db: db)
+            defer { _ = try? again.stop() }
+            #expect(try TestHTTP.state(port: again.port, simulation: "fk").text == fork)
+        }
+    }
+
     @Test("compact keeps what startup and resuming need; info describes the log; a compacted log cannot be exported")
     func compactAndInfo() throws {
         try withTemporaryDirectory { dir in

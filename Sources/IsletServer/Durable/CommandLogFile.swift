@@ -53,7 +53,14 @@ public final class CommandLogFile {
 
     /// Deletes the records before the latest snapshot except the `keepingRecords` newest of them,
     /// and shrinks the file.
+    /// - Throws: `CompactionRefused` while a fork of `default` still needs the log (its genesis
+    ///   snapshot is written when a server starts); `StoreError`.
     public func compact(keepingRecords: Int) throws -> Compaction {
+        let logger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
+        if let fork = try SimulationStorage.forksAwaitingGenesis(besides: self.log.path, logger: logger).first {
+            throw CompactionRefused(
+                description: "\(self.log.path): simulation \(fork.id) is a fork of default at revision \(fork.rev) whose first snapshot is not written yet, so it needs this log's records; start islet serve once (it writes the snapshot at start), stop it, then compact")
+        }
         let report = try self.log.compact(keepingRecords: keepingRecords)
         return Compaction(
             removedRecords: report.removedRecords, removedThrough: report.removedThrough,
@@ -92,9 +99,14 @@ public final class CommandLogFile {
 
     /// True for the errors that say a command log or a scenario file cannot be used as asked, which
     /// an operator must act on: a `StoreError` (the database is corrupt, another program's, newer or
-    /// locked, or a read or write failed), a `RecoveryError` (its log does not replay) or a
-    /// `ScenarioError`. `islet serve` and `islet store` exit with code 2 on them.
+    /// locked, or a read or write failed), a `RecoveryError` (its log does not replay), a
+    /// `ScenarioError` or a `CompactionRefused`. `islet serve` and `islet store` exit with code 2 on them.
     public static func isOperatorError(_ error: any Error) -> Bool {
-        error is StoreError || error is RecoveryError || error is ScenarioError
+        error is StoreError || error is RecoveryError || error is ScenarioError || error is CompactionRefused
     }
+}
+
+/// A compaction that would delete records a fork still needs (`islet store compact` exits 2).
+public struct CompactionRefused: Error, Sendable, CustomStringConvertible {
+    public let description: String
 }

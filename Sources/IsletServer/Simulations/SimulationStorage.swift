@@ -33,6 +33,21 @@ public struct SimulationStorage: Sendable {
         return worlds.path
     }
 
+    /// The forks of `default` in the world store beside the log at `path` whose genesis snapshot
+    /// is not written yet (a server stopped right after creating them): each needs `default`'s
+    /// log from its revision on until a server starts and writes it.
+    static func forksAwaitingGenesis(besides path: String, logger: Logger) throws -> [(id: String, rev: UInt64)] {
+        let worldsPath = Self.worldStorePath(besides: path)
+        guard worldsPath != ":memory:", FileSystem.info(worldsPath) != nil else { return [] }
+        let store = try WorldStore(path: worldsPath, logger: logger)
+        return try store.worlds().compactMap { world in
+            guard let reference = ForkReference(values: try store.values(of: world.name)),
+                reference.source == SimulationName.default, try store.open(world.name).latestSnapshot() == nil
+            else { return nil }
+            return (world.name, reference.rev)
+        }
+    }
+
     /// `islet.simulations.sqlite` beside `islet.sqlite` (`<db>.simulations.sqlite` for another name).
     static func worldStorePath(besides path: String) -> String {
         guard path != ":memory:" else { return path }
