@@ -238,8 +238,19 @@ final class LiveSimulation {
         for body in waiting { body() }
     }
 
+    private static let storeFailure = APIError(.internal, "the store failed; the server accepts no more commands")
+
+    /// The store failed outside a commit (a deletion it could not write): as after a failed
+    /// commit, commands are refused from now on and the state last published stays served.
+    func storeFailed(_ error: any Error) {
+        guard self.failure == nil else { return }
+        self.failure = Self.storeFailure
+        self.logger.error("store failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
+        self.failed(Self.storeFailure)
+    }
+
     private func commitFailed(_ entries: [Entry], _ error: any Error) {
-        let failure = APIError(.internal, "the store failed; the server accepts no more commands")
+        let failure = Self.storeFailure
         self.failure = failure
         self.logger.error("commit failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
         for entry in entries { entry.reply?(.failure(entry.error ?? failure)) }

@@ -307,17 +307,30 @@ extension IsletServer {
             }
             return .later
         }
-        return self.whenPublished(context, in: simulation) { [unowned self] simulation throws(APIError) in
+        // Acknowledged once the deletion is written: if it cannot be (a full disk), the reply is
+        // 500 and the simulation stays, its log intact, refusing commands as after a failed commit.
+        return self.whenPublished(context, in: simulation, reply: { [unowned self] simulation throws(APIError) in
             guard self.simulations[simulation.id] === simulation else {
                 throw APIError(.notFound, "no simulation \"\(simulation.id)\"")
             }
-            self.detach(simulation.id)
             let storage = self.storage
             let logger = self.logger
-            simulation.live.commitStage.close(nil) { storage.remove(simulation.id, logger: logger) }
-            self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
-            return .json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded)
-        }
+            simulation.live.commitStage.close(nil) { [weak self] in
+                guard let self else { return }
+                do {
+                    try storage.remove(simulation.id, logger: logger)
+                } catch {
+                    simulation.live.storeFailed(error)
+                    let message = "simulation \"\(simulation.id)\" could not be deleted: the store failed (\(error)); it stays, refusing commands, until a restart"
+                    context.respondLater(APIError(.internal, message).httpResponse())
+                    return
+                }
+                self.detach(simulation.id)
+                self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
+                context.respondLater(.json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded))
+            }
+            return .later
+        })
     }
 }
 

@@ -259,14 +259,11 @@ extension SimulationStorage {
         if case .worlds(let worlds) = self.kind { worlds.close() }
     }
 
-    /// Removes a deleted simulation's log; its stage was closed.
-    func remove(_ id: String, logger: Logger) {
+    /// Removes a deleted simulation's log, in one transaction; its stage was closed.
+    /// - Throws: the store's error when the deletion could not be written (the log is intact).
+    func remove(_ id: String, logger: Logger) throws {
         guard case .worlds(let worlds) = self.kind else { return }
-        do {
-            try worlds.withStore(logger: logger) { try $0.delete(id) }
-        } catch {
-            logger.error("removing a simulation's log failed", metadata: ["islet.sim": "\(id)", "error": "\(error)"])
-        }
+        try worlds.withStore(logger: logger) { try $0.delete(id) }
     }
 
     /// Bytes of a simulation's records and snapshots in the world store (of `default`: its log
