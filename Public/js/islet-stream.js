@@ -199,7 +199,9 @@ export class IsletStream extends EventTarget {
     // A socket close() detached may still deliver what was in flight: it is not ours any more.
     socket.onmessage = (event) => this.socket === socket && this.receive(event.data);
     socket.onclose = () => this.closed(socket);
-    socket.onerror = () => {};
+    // Browsers follow an error with close; Node 20's WebSocket fires only error when the
+    // connection is refused, so an error on a socket that is not open counts as its close.
+    socket.onerror = () => socket.readyState !== 1 && this.closed(socket);
   }
 
   closed(socket) {

@@ -178,3 +178,28 @@ test("connect() after close() opens a new connection and resumes the subscriptio
     stream.close();
   }
 });
+
+test("a refused connection goes offline and retries (Node 20 fires only error, no close)", live, async () => {
+  const closed = createServer();
+  await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const { port } = closed.address();
+  await new Promise((resolve) => closed.close(resolve)); // nothing listens there now
+  const stream = new client.IsletStream({
+    url: `ws://127.0.0.1:${port}/v1/stream`, pingInterval: 0, backoff: { initial: 10, max: 20 } });
+  const offline = [];
+  const retried = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not offline twice within 5000 ms: ${stream.state}`)), 5000);
+    stream.addEventListener("connection", ({ detail }) => {
+      if (detail.state === "offline") offline.push(detail.retryIn);
+      if (offline.length === 2) { clearTimeout(timer); resolve(); }
+    });
+  });
+  stream.connect();
+  try {
+    await retried;
+    assert.equal(offline.length, 2);
+  } finally {
+    stream.close();
+  }
+});
+
