@@ -35,9 +35,8 @@ extension IsletServer {
     /// 503 with `Retry-After: 1`: `error` in the API's format, or APNs' `ServiceUnavailable` on
     /// its paths.
     private static func retryShortly(_ error: APIError, apns: APNsRoutes.RequestID?) -> HTTPResponse {
-        var response =
-            apns.map { APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(idHeader: $0.header, id: $0.id) }
-            ?? error.httpResponse()
+        let unavailable = APNsFailure(status: 503, reason: "ServiceUnavailable")
+        var response = apns.map { unavailable.httpResponse(idHeader: $0.header, id: $0.id) } ?? error.httpResponse()
         response.headers.add(name: "retry-after", value: "1")
         return response
     }

@@ -283,7 +283,11 @@ extension IsletServer {
         var answered = false
         simulation.live.whenPublished {
             let reply: RouteReply
-            do throws(APIError) { reply = try body(simulation) } catch { reply = .now(error.httpResponse()) }
+            if let failure = simulation.live.failure, !simulation.live.holdsPublishedState {
+                reply = .now(failure.httpResponse())
+            } else {
+                do throws(APIError) { reply = try body(simulation) } catch { reply = .now(error.httpResponse()) }
+            }
             if !answered {
                 immediate = reply
             } else if case .now(let response) = reply {

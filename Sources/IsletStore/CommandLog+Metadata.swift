@@ -12,7 +12,7 @@ extension CommandLog {
     /// Stores `value` under `key` (replacing what was there), durably before it returns.
     /// - Precondition: `key` is not `epoch`, which the store owns.
     public func setMetadata(_ key: String, _ value: String) throws {
-        precondition(key != "epoch", "the epoch never changes")
+        precondition(key != "epoch", "the store owns the epoch")
         let statement = try self.connection.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
         try statement.bind(key, at: 1)
         try statement.bind(value, at: 2)

@@ -132,7 +132,8 @@ struct StoreRepair: ParsableCommand {
             Replays the log as islet serve does. When a record does not replay (islet serve names it \
             and exits with code 2), a copy of the whole file is written first (--copy, default \
             DB.before-repair-<time>), then that record and every later one are deleted, and the rest \
-            is replayed again to check it. A log that replays is left as it is. Stop the server first.
+            is replayed again to check it. The log gets a new epoch (stream clients resync). A log \
+            that replays is left as it is. Stop the server first.
             """)
 
     @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
@@ -159,7 +160,8 @@ struct StoreRepair: ParsableCommand {
             }
             print(
                 "repaired \(path): record \(bad) did not replay; removed \(repair.removedRecords) records "
-                    + "(\(bad)…), the log now ends at revision \(repair.lastSequence) under a new epoch \(log.epoch); "
+                    + "(\(bad)…), the log now ends at revision \(repair.lastSequence) "
+                    + "under a new epoch \(log.epoch); "
                     + "the file as it was: \(copy)")
         }
     }

@@ -140,5 +140,19 @@ struct RenderBudgetTests {
         #expect(engine.value(at: "/activities/a1/content/state/items") == [1])
         let html = engine.value(at: "/activities/a1/render/lockScreen")?.stringValue ?? ""
         #expect(html.utf8.count < 1_000, "no render of the rejected content: \(html.utf8.count) bytes")
+        // The last alert stays in the context: an update without one is over budget with it,
+        // and the error names the update's own content.
+        let moderate: JSONValue = ["title": "t", "body": ["loc-key": "k", "loc-args": .array((0..<20).map { _ in "aaaaaaaaaa" })]]
+        _ = try engine.apply(
+            [["type": "activity.update", "id": "a1", "content": ["state": ["items": [2]]], "alert": moderate]] as [JSONValue],
+            at: Self.start)
+        let items: JSONValue = .array((0..<25).map { _ in .number(0) })
+        let alone: JSONValue = [
+            "type": "activity.request", "id": "a3", "app": "app", "attributesType": "List", "attributes": [:],
+            "content": ["state": ["items": items]],
+        ]
+        #expect(self.refusal(&engine, alone) == nil, "within budget without an alert")
+        let quiet = try #require(self.refusal(&engine, ["type": "activity.update", "id": "a1", "content": ["state": ["items": items]]]))
+        #expect(quiet.field?.description == "/commands/0/content/state", "\(quiet.message)")
     }
 }

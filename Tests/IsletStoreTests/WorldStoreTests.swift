@@ -57,17 +57,22 @@ struct WorldStoreTests {
     func creationOrder() throws {
         try withTemporaryDirectory { dir in
             let path = dir.file("islet.simulations.sqlite")
+            // More than nine, so that "10" sorting before "2" as text would show.
+            let names = ["zz", "aa", "mm", "bb"] + (0..<9).map { "w\($0)" }
             do {
                 let store = try WorldStore(path: path, logger: quietLogger)
-                for (name, instant) in [("zz", 10), ("aa", 10), ("mm", 5), ("bb", 20)] {
-                    _ = try store.create(name, instant: Int64(instant), genesis: [1])
+                for (index, name) in names.enumerated() {
+                    _ = try store.create(name, instant: Int64([10, 10, 5, 20][index % 4]), genesis: [1])
                 }
                 try store.delete("bb")
                 _ = try store.create("cc", instant: 1, genesis: [1])
                 #expect(try store.values(of: "cc").isEmpty, "the order is the store's own")
+                // A world from before the order was kept has none: it comes first.
+                try store.connection.execute("DELETE FROM value WHERE world = 'w3' AND key = 'created.order'")
             }
             let store = try WorldStore(path: path, logger: quietLogger)
-            #expect(try store.worlds().map(\.name) == ["zz", "aa", "mm", "cc"])
+            let expected = ["w3", "zz", "aa", "mm"] + names.dropFirst(4).filter { $0 != "w3" } + ["cc"]
+            #expect(try store.worlds().map(\.name) == expected)
         }
     }
 

@@ -50,7 +50,7 @@ extension Engine {
                 guard update.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
                 outcome = .rejected("attributesTooLarge")
             } else if let problem = self.renderBudgetProblem(
-                activity, state: state, alert: update.alert?.fields ?? activity.alert)
+                activity, state: state, alert: update.alert?.fields ?? activity.alert, newAlert: update.alert != nil)
             {
                 guard update.delivery.source == .push else { throw problem }
                 outcome = .rejected("attributesTooLarge")
@@ -107,7 +107,8 @@ extension Engine {
             outcome = .rejected("attributesTooLarge")
         } else if end.content?.state != nil || end.alert != nil,
             let problem = self.renderBudgetProblem(
-                activity, state: end.content?.state ?? activity.state, alert: end.alert?.fields ?? activity.alert)
+                activity, state: end.content?.state ?? activity.state, alert: end.alert?.fields ?? activity.alert,
+                newAlert: end.alert != nil)
         {
             guard end.delivery.source == .push else { throw problem }
             outcome = .rejected("attributesTooLarge")
@@ -164,13 +165,17 @@ struct DeliveryOutcome: Sendable, Hashable {
 extension Engine {
     /// Parsed once: every update checks its state against the render budget.
     private static let contentStatePointer: JSONPointer = "/content/state"
+    private static let alertPointer: JSONPointer = "/alert"
 
     /// Why rendering `state` with the activity's templates would be over budget, if it would.
-    fileprivate func renderBudgetProblem(_ activity: UpdateTarget, state: JSONObject, alert: JSONObject?) -> APIError? {
+    fileprivate func renderBudgetProblem(
+        _ activity: UpdateTarget, state: JSONObject, alert: JSONObject?, newAlert: Bool
+    ) -> APIError? {
         do throws(APIError) {
             try self.checkRenderBudget(
                 app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
-                alert: alert, field: Self.contentStatePointer)
+                alert: alert, field: Self.contentStatePointer,
+                alertField: newAlert ? Self.alertPointer : Self.contentStatePointer)
             return nil
         } catch {
             return error

@@ -13,9 +13,11 @@ extension Engine {
 
     /// Checks an activity's attributes, content state and alert (templates read the last alert
     /// under `alert`, its `loc-args` arrays too) against the app's templates for its type. Over
-    /// budget with the alert only, the error names `/alert`.
+    /// budget with the alert only, the error names `alertField` (`/alert` when the command
+    /// carries it; the content's field when it is the activity's last one).
     func checkRenderBudget(
-        app: String, type: String, attributes: JSONObject, state: JSONObject, alert: JSONObject?, field: JSONPointer
+        app: String, type: String, attributes: JSONObject, state: JSONObject, alert: JSONObject?,
+        field: JSONPointer, alertField: JSONPointer = "/alert"
     ) throws(APIError) {
         let templates = self.activityTemplates(app: app, type: type)
         guard !templates.isEmpty else { return }
@@ -25,7 +27,7 @@ extension Engine {
             if let alert {
                 try RenderBudget.check(
                     template, content: content + [.object(alert)], what: "this alert with the \(type) templates",
-                    field: "/alert")
+                    field: alertField)
             }
         }
     }

@@ -69,7 +69,8 @@ extension IsletServer {
     /// "LiveActivity"}`: 201 with the new `apns-channel-id`.
     private func createChannel(_ context: RouteContext) -> RouteReply {
         let bundle = context.parameters["bundle"] ?? ""
-        return self.serveAPNs(context, idHeader: Self.requestIDHeader, knows: { Self.channels(bundle, in: $0) != nil }) {
+        let knows = { (engine: Engine) in Self.channels(bundle, in: engine) != nil }
+        return self.serveAPNs(context, idHeader: APNsRoutes.requestIDHeader, knows: knows) {
             simulation, requestID in
             guard case .object(let body)? = try? JSONParser(maxDepth: 4).parse(context.request.body) else {
                 return .failure(.bad("BadPayload"))
@@ -86,7 +87,7 @@ extension IsletServer {
             let command: JSONValue = ["type": "channel.create", "app": .string(bundle), "storagePolicy": .number(policy)]
             return .success(
                 .submit(command) { result in
-                    var headers: HTTPHeaders = [Self.requestIDHeader: requestID]
+                    var headers: HTTPHeaders = [APNsRoutes.requestIDHeader: requestID]
                     if let id = result["id"]?.stringValue { headers.add(name: "apns-channel-id", value: id) }
                     return HTTPResponse(status: 201, headers: headers)
                 })
@@ -99,7 +100,7 @@ extension IsletServer {
             let channel = Self.channels(bundle, in: simulation.live.engine)?[id]
             let policy = channel?["storagePolicy"] ?? 0
             var response = HTTPResponse.json(["message-storage-policy": policy, "push-type": "LiveActivity"])
-            response.headers.add(name: Self.requestIDHeader, value: requestID)
+            response.headers.add(name: APNsRoutes.requestIDHeader, value: requestID)
             return .success(.reply(response))
         }
     }
@@ -108,21 +109,23 @@ extension IsletServer {
     private func deleteChannel(_ context: RouteContext) -> RouteReply {
         self.withChannel(context) { _, bundle, id, requestID in
             let command: JSONValue = ["type": "channel.delete", "app": .string(bundle), "id": .string(id)]
-            return .success(.submit(command) { _ in HTTPResponse(status: 204, headers: [Self.requestIDHeader: requestID]) })
+            let headers: HTTPHeaders = [APNsRoutes.requestIDHeader: requestID]
+            return .success(.submit(command) { _ in HTTPResponse(status: 204, headers: headers) })
         }
     }
 
     /// `GET /1/apps/<bundleId>/all-channels`: `{"channels": [id, …]}`.
     private func listChannels(_ context: RouteContext) -> RouteReply {
         let bundle = context.parameters["bundle"] ?? ""
-        return self.serveAPNs(context, idHeader: Self.requestIDHeader, knows: { Self.channels(bundle, in: $0) != nil }) {
+        let knows = { (engine: Engine) in Self.channels(bundle, in: engine) != nil }
+        return self.serveAPNs(context, idHeader: APNsRoutes.requestIDHeader, knows: knows) {
             simulation, requestID in
             guard let channels = Self.channels(bundle, in: simulation.live.engine) else {
                 return .failure(.bad("TopicDisallowed"))
             }
             let ids = channels.keys.sorted().map(JSONValue.string)
             var response = HTTPResponse.json(["channels": .array(ids)])
-            response.headers.add(name: Self.requestIDHeader, value: requestID)
+            response.headers.add(name: APNsRoutes.requestIDHeader, value: requestID)
             return .success(.reply(response))
         }
     }
@@ -133,7 +136,8 @@ extension IsletServer {
     ) -> RouteReply {
         let bundle = context.parameters["bundle"] ?? ""
         let header = context.request.headers["apns-channel-id"]
-        return self.serveAPNs(context, idHeader: Self.requestIDHeader, knows: { header.flatMap($0.channelOwner) == bundle }) {
+        let knows = { (engine: Engine) in header.flatMap(engine.channelOwner) == bundle }
+        return self.serveAPNs(context, idHeader: APNsRoutes.requestIDHeader, knows: knows) {
             simulation, requestID in
             switch Self.channelID(context.request.headers) {
             case .failure(let failure): return .failure(failure)
@@ -143,8 +147,6 @@ extension IsletServer {
             }
         }
     }
-
-    static let requestIDHeader = "apns-request-id"
 
     /// `apns-channel-id`: present, and base64.
     private static func channelID(_ headers: HTTPHeaders) -> Result<String, APNsFailure> {

@@ -11,6 +11,9 @@ enum APNsRoutes {
         "apns-channel-id", "apns-request-id",
     ]
 
+    /// Channel management names its requests with this header instead of `apns-id`.
+    static let requestIDHeader = "apns-request-id"
+
     /// How a reply names the request it answers: the request's id (a canonical UUID,
     /// lowercased) or a new one, under `apns-id`, or `apns-request-id` for channel management.
     struct RequestID {
@@ -30,7 +33,7 @@ enum APNsRoutes {
         var segments = Route.split(request.path)[...]
         if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
         switch segments.first {
-        case "1": return RequestID(request, header: IsletServer.requestIDHeader)
+        case "1": return RequestID(request, header: Self.requestIDHeader)
         case "3", "4": return RequestID(request, header: "apns-id")
         default: return nil
         }

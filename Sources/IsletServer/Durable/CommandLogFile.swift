@@ -59,7 +59,9 @@ public final class CommandLogFile {
         let logger = Logger(label: "islet.store") { _ in SwiftLogNoOpLogHandler() }
         if let fork = try SimulationStorage.forksAwaitingGenesis(besides: self.log.path, logger: logger).first {
             throw CompactionRefused(
-                description: "\(self.log.path): simulation \(fork.id) is a fork of default at revision \(fork.rev) whose first snapshot is not written yet, so it needs this log's records; start islet serve once (it writes the snapshot at start), stop it, then compact")
+                description: "\(self.log.path): simulation \(fork.id) is a fork of default at revision \(fork.rev) "
+                    + "whose first snapshot is not written yet, so it needs this log's records; start islet serve "
+                    + "once (it writes the snapshot at start), stop it, then compact")
         }
         let report = try self.log.compact(keepingRecords: keepingRecords)
         return Compaction(

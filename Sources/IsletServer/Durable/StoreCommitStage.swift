@@ -92,7 +92,8 @@ public final class StoreCommitStage: CommitStage {
     /// Encodes `state` off the loop and writes it on the log's thread; `completion` then runs on
     /// the loop (at once with `.caller` threads).
     private func write(_ state: PublishedState, then completion: ((_ written: Bool) -> Void)?) {
-        self.lastSnapshot = (state.engine.rev, state.wall)
+        // A genesis written again (after a failed write) is not the latest snapshot.
+        if state.engine.rev >= self.lastSnapshot.rev { self.lastSnapshot = (state.engine.rev, state.wall) }
         let box = self.box
         let logger = self.logger
         switch self.threads {
@@ -228,8 +229,10 @@ private final class LogBox: @unchecked Sendable {
                 "snapshot written", metadata: ["islet.store.rev": "\(rev)", "islet.store.bytes": "\(payload.count)"])
             return true
         } catch {
-            let what = rev == 0 ? "a fork's genesis snapshot failed; its log still refers to its source" : "snapshot failed; the log stays complete"
-            logger.error("\(what)", metadata: ["islet.store.rev": "\(rev)", "error": "\(error)"])
+            // A fork's genesis that fails leaves its log referring to its source (a retry comes).
+            logger.error(
+                "snapshot failed; the log stays complete",
+                metadata: ["islet.store.rev": "\(rev)", "islet.store.genesis": "\(rev == 0)", "error": "\(error)"])
             return false
         }
     }

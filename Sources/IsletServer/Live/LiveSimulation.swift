@@ -39,8 +39,14 @@ final class LiveSimulation {
     private var commitInFlight = false
     /// Work that must see only published state, waiting for the pipeline to be idle.
     private var waiting: [() -> Void] = []
-    /// Set when a commit failed: the state has moved past what is durable.
+    /// Set when the store failed (a commit, or a deletion it could not write): commands are
+    /// refused from then on.
     private(set) var failure: APIError?
+    /// False when, after a failed commit, the engine could not be rebuilt at the published
+    /// revision (it had moved past what is durable): reads, forks and deletes are refused too.
+    private(set) var holdsPublishedState = true
+    /// While the engine is rebuilt after a failed commit: what waits for the pipeline waits.
+    private var rebuilding = false
 
     /// In a cluster: where this world's inputs are ordered.
     var sharedOrder: (any SharedOrder)? {
@@ -77,7 +83,7 @@ final class LiveSimulation {
 
     /// True when every revision the engine has produced has been published (in a cluster: when
     /// every proposal of this node has come back).
-    var isIdle: Bool { self.outbox.isEmpty && !self.commitInFlight && self.proposals.isEmpty }
+    var isIdle: Bool { self.outbox.isEmpty && !self.commitInFlight && self.proposals.isEmpty && !self.rebuilding }
 
     /// Applies a batch of command objects now, atomically; `reply` runs once the revision is
     /// committed (or at once, in order, with the error). In a cluster the batch is proposed to
@@ -243,9 +249,9 @@ final class LiveSimulation {
     /// The store failed outside a commit (a deletion it could not write): as after a failed
     /// commit, commands are refused from now on and the state last published stays served.
     func storeFailed(_ error: any Error) {
+        self.logger.error("store failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
         guard self.failure == nil else { return }
         self.failure = Self.storeFailure
-        self.logger.error("store failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
         self.failed(Self.storeFailure)
     }
 
@@ -257,9 +263,19 @@ final class LiveSimulation {
         for entry in self.outbox { entry.reply?(.failure(entry.error ?? failure)) }
         self.outbox = []
         self.failed(failure)
-        // What waited for the pipeline (reads, forks, deletes, snapshots) runs on the state last
-        // published, which stays served; commands are refused from now on.
-        self.runWaitingIfIdle()
+        // The engine has moved past what is durable: back to the published revision, rebuilt
+        // from the log. What waits for the pipeline (reads, forks, deletes) then runs on it, or
+        // is refused when it cannot be rebuilt; commands are refused from now on.
+        self.rebuilding = true
+        self.commitStage.rebuild(at: self.publishedRev) { [weak self] result in
+            guard let self else { return }
+            self.rebuilding = false
+            switch result {
+            case .success(let engine): self.engine = engine
+            case .failure: self.holdsPublishedState = false
+            }
+            self.runWaitingIfIdle()
+        }
     }
 }
 

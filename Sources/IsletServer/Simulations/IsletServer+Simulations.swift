@@ -231,7 +231,8 @@ extension IsletServer {
         simulation.unwrittenGenesis = nil
         // The fork may be deleted before its genesis is written: the waiters on it run all the same.
         let id = simulation.id
-        simulation.live.commitStage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] written in
+        let stage = simulation.live.commitStage
+        stage.writeGenesis(genesis, wall: simulation.created) { [weak self, weak simulation] written in
             if written {
                 simulation?.pendingGenesisSource = nil
             } else {
@@ -268,34 +269,16 @@ extension IsletServer {
     // MARK: Delete
 
     /// Deletes a world once its pipeline is idle: its streams get `resync` (`deleted`), its log
-    /// closes and its files are removed. `default` always exists.
-    /// A fork whose genesis snapshot is not written yet refers to the simulation's log: the delete
-    /// waits for the write (trying a failed one again once); if it still fails, the delete is
-    /// refused (`503`) rather than leave a fork no restart could rebuild.
+    /// closes and its files are removed. `default` always exists. `retried`: the forks whose
+    /// failed genesis write this delete has already tried again.
     private func deleteSimulation(
-        _ simulation: Simulation, _ context: RouteContext, afterGenesisWrite: Bool = false
+        _ simulation: Simulation, _ context: RouteContext, retried: Set<String> = []
     ) throws(APIError) -> RouteReply {
         guard simulation.id != SimulationName.default else {
             throw APIError(.conflict, "the default simulation always exists; it cannot be deleted")
         }
         if let fork = self.simulations.values.first(where: { $0.pendingGenesisSource == simulation.id }) {
-            if let genesis = fork.unwrittenGenesis {
-                guard !afterGenesisWrite else {
-                    throw APIError(
-                        .unavailable,
-                        "simulation \"\(simulation.id)\" cannot be deleted yet: the first snapshot of its fork \"\(fork.id)\" could not be written (see the server's log), so that fork still needs this simulation's log; retry once the cause is fixed, or delete \"\(fork.id)\" first")
-                }
-                self.writeGenesis(genesis, of: fork, forkOf: simulation.id)
-            }
-            self.genesisWaiters[fork.id, default: []].append { [weak self] in
-                guard let self else { return }
-                let reply: RouteReply
-                do throws(APIError) { reply = try self.deleteSimulation(simulation, context, afterGenesisWrite: true) } catch {
-                    reply = .now(error.httpResponse())
-                }
-                if case .now(let response) = reply { context.respondLater(response) }
-            }
-            return .later
+            return try self.deleteAfterGenesis(of: fork, source: simulation, context, retried: retried)
         }
         if let cluster = self.cluster {
             cluster.delete(simulation) { result in
@@ -307,30 +290,64 @@ extension IsletServer {
             }
             return .later
         }
-        // Acknowledged once the deletion is written: if it cannot be (a full disk), the reply is
-        // 500 and the simulation stays, its log intact, refusing commands as after a failed commit.
         return self.whenPublished(context, in: simulation, reply: { [unowned self] simulation throws(APIError) in
             guard self.simulations[simulation.id] === simulation else {
                 throw APIError(.notFound, "no simulation \"\(simulation.id)\"")
             }
-            let storage = self.storage
-            let logger = self.logger
-            simulation.live.commitStage.close(nil) { [weak self] in
-                guard let self else { return }
-                do {
-                    try storage.remove(simulation.id, logger: logger)
-                } catch {
-                    simulation.live.storeFailed(error)
-                    let message = "simulation \"\(simulation.id)\" could not be deleted: the store failed (\(error)); it stays, refusing commands, until a restart"
-                    context.respondLater(APIError(.internal, message).httpResponse())
-                    return
-                }
-                self.detach(simulation.id)
-                self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
-                context.respondLater(.json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded))
-            }
+            self.removeStored(simulation, context)
             return .later
         })
+    }
+
+    /// A fork whose genesis snapshot is not written yet refers to `source`'s log: the delete
+    /// waits for the write (trying a failed one again, once per fork); while it fails, the
+    /// delete is refused (`503`) rather than leave a fork no restart could rebuild.
+    private func deleteAfterGenesis(
+        of fork: Simulation, source: Simulation, _ context: RouteContext, retried: Set<String>
+    ) throws(APIError) -> RouteReply {
+        var retried = retried
+        if let genesis = fork.unwrittenGenesis {
+            guard !retried.contains(fork.id) else {
+                throw APIError(
+                    .unavailable,
+                    "simulation \"\(source.id)\" cannot be deleted yet: the first snapshot of its fork "
+                        + "\"\(fork.id)\" could not be written (see the server's log), so that fork still needs its "
+                        + "log; retry once the cause is fixed, or delete \"\(fork.id)\" first")
+            }
+            self.writeGenesis(genesis, of: fork, forkOf: source.id)
+            retried.insert(fork.id)
+        }
+        self.genesisWaiters[fork.id, default: []].append { [weak self] in
+            guard let self else { return }
+            let reply: RouteReply
+            do throws(APIError) { reply = try self.deleteSimulation(source, context, retried: retried) } catch {
+                reply = .now(error.httpResponse())
+            }
+            if case .now(let response) = reply { context.respondLater(response) }
+        }
+        return .later
+    }
+
+    /// Closes an idle world's log and removes it from the store, then detaches it. Acknowledged
+    /// once the deletion is written: if it cannot be (a full disk), the reply is 500 and the
+    /// world stays, its log intact, refusing commands as after a failed commit.
+    private func removeStored(_ simulation: Simulation, _ context: RouteContext) {
+        let storage = self.storage
+        let logger = self.logger
+        simulation.live.commitStage.close(nil) { [weak self] in
+            guard let self else { return }
+            do {
+                try storage.remove(simulation.id, logger: logger)
+            } catch {
+                simulation.live.storeFailed(error)
+                let message = "the store failed: simulation \"\(simulation.id)\" stays, refusing commands"
+                context.respondLater(APIError(.internal, message + ", until a restart").httpResponse())
+                return
+            }
+            self.detach(simulation.id)
+            self.logger.info("simulation deleted", metadata: ["islet.sim": "\(simulation.id)"])
+            context.respondLater(.json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded))
+        }
     }
 }
 

@@ -81,4 +81,30 @@ struct LiveWorldStoreFailureTests {
             }
         }
     }
+
+    @Test("a commit that cannot be written is 500, and reads and forks then show the published revision, never the refused batch")
+    func failedCommitServesThePublishedRevision() async throws {
+        try await withTemporaryDirectory { dir in
+            var configuration = IsletConfiguration.testing()
+            configuration.store.path = dir.file("islet.sqlite")
+            let log = try SQLiteConnection(path: dir.file("islet.sqlite"))
+            try await withRunningServer(configuration) { server in
+                let port = server.port
+                _ = try TestHTTP.commands(port: port, LiveSimulationsTests.world(now: "2027-05-01T10:00:00Z"))
+                let before = try LiveSimulationsTests.document(port, nil)
+                try log.execute(
+                    "CREATE TRIGGER full_disk BEFORE INSERT ON record BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;")
+                let refused = try TestHTTP.commands(port: port, [["type": "device.upsert", "id": "refused"]])
+                #expect(refused.status == 500, "\(refused.text)")
+                let after = try LiveSimulationsTests.document(port, nil)
+                #expect(after.bytes == before.bytes && after.rev == before.rev, "the published revision, as a restart will show")
+                _ = try LiveSimulationsTests.created(
+                    try TestHTTP.createSimulation(port: port, ["id": "copy", "from": ["simulation": "default"]]))
+                let copied = try LiveSimulationsTests.document(port, "copy")
+                #expect(copied.bytes == before.bytes, "the fork copies the published revision")
+                #expect(try TestHTTP.commands(port: port, [Fixture.device]).status == 500, "commands stay refused")
+            }
+        }
+    }
 }
+

@@ -175,8 +175,7 @@ class AsyncMirror:
         self._pongs.clear()
 
     def _raised(self) -> IsletError:
-        assert self._failure is not None
-        failure = self._failure
+        failure = self._failure or IsletError(0, "stream_closed", "the mirror's stream ended")
         return IsletError(failure.status, failure.code, failure.message, failure.field)
 
     async def wait_for(self, predicate: Predicate, timeout: float = 5.0, what: str | None = None) -> Any:
