@@ -243,6 +243,14 @@ public final class IsletServer {
         live.commitStage.snapshot(simulation.publishedState(wall: self.now))
     }
 
+    /// The loop's wake-up timer fired. It may fire before the instant it was armed for (libuv
+    /// counts from its cached loop time, in whole milliseconds): the turn then finds nothing
+    /// due, so the next turn arms it again even for the same instant, or nothing would wake the
+    /// server for it.
+    public func wakeUpFired() {
+        self.armedWakeUp = nil
+    }
+
     private func rearmWakeUp() {
         var wake = self.hub.nextSlowDeadline
         for simulation in self.simulations.values {

@@ -37,7 +37,10 @@ public final class RunningServer: Sendable {
             self.timer = nil
             guard let wake else { return }
             let delay = max(1, wake.milliseconds(since: now))
-            self.timer = loop.scheduleTimer(after: .milliseconds(delay)) { [weak self] in self?.timer = nil }
+            self.timer = loop.scheduleTimer(after: .milliseconds(delay)) { [weak self] in
+                self?.timer = nil
+                self?.server?.wakeUpFired()
+            }
         }
 
         /// The conformance echo in front of the server, when the configuration mounts it.

@@ -80,6 +80,36 @@ struct PipelineTests {
         #expect(try JSONParser().parse(health.body) == ["status": "store_failed", "simulations": ["default"]])
     }
 
+    @Test("a wake-up timer that fired early (nothing due yet) is armed again for the same instant, so the transition still happens")
+    func earlyWakeUpIsArmedAgain() throws {
+        let time = SettableTimeSource(now: try Instant(rfc3339: "2026-11-22T08:00:00Z"))
+        let (server, transport) = try makeServer(time: time)
+        var armed: [Instant?] = []
+        server.wakeUpChanged = { armed.append($0) }
+        _ = transport.request(
+            .POST, "/v1/commands", headers: Self.json,
+            body: Self.body([
+                Fixture.device, Fixture.app,
+                [
+                    "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "Coffee", "attributes": [:],
+                    "content": ["state": ["status": "brewing"], "staleDate": "2026-11-22T08:00:10Z"],
+                ],
+            ]))
+        server.flush()
+        let stale = try Instant(rfc3339: "2026-11-22T08:00:10Z")
+        #expect(armed.last == stale)
+        let count = armed.count
+        // The timer fires 1 ms early: the turn finds nothing due.
+        time.advance(seconds: 9.999)
+        server.wakeUpFired()
+        server.flush()
+        #expect(armed.count == count + 1 && armed.last == stale, "armed again: \(armed)")
+        time.advance(seconds: 0.001)
+        server.wakeUpFired()
+        server.flush()
+        #expect(server.engine.value(at: "/activities/a1/activityState") == "stale")
+    }
+
     @Test("due deadlines fire at the turn's flush as a tick revision, also after a rejected batch")
     func ticks() throws {
         let time = SettableTimeSource(now: try Instant(rfc3339: "2026-11-22T08:00:00Z"))
