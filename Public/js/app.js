@@ -9,7 +9,7 @@ import { h, setText, setAttr, setVars, reconcile, reducedMotion, afterFrames } f
 import { put, post, seg, apiToken } from "./api.js";
 import { clockText, durationText } from "./clock.js";
 import { segmented } from "./controls.js";
-import { reportError } from "./panels/status.js";
+import { reportError, clearStatus } from "./panels/status.js";
 import { simulation } from "./simulation.js";
 import { SimulationPicker } from "./simulation-picker.js";
 
@@ -63,10 +63,17 @@ store.stream.addEventListener("error", ({ detail }) => {
 store.connect(); // the handshake overlaps with building the rest of the page
 
 const status = $("device-status");
+// A refused request makes no revision, so nothing would redraw the control the operator moved:
+// redraw from the document (the switch goes back to the server's state). The next accepted
+// request clears the error line.
+const act = (request) => request.then(() => clearStatus(status), (e) => {
+  reportError(status, e);
+  render();
+});
 const actions = {
-  press: (device, activity) => post(`/v1/devices/${seg(device)}/press`, { activity }).catch((e) => reportError(status, e)),
-  setDevice: (device, fields) => put(`/v1/devices/${seg(device)}`, fields).catch((e) => reportError(status, e)),
-  tapStandBy: (device) => post(`/v1/devices/${seg(device)}/standby/tap`).catch((e) => reportError(status, e)),
+  press: (device, activity) => act(post(`/v1/devices/${seg(device)}/press`, { activity })),
+  setDevice: (device, fields) => act(put(`/v1/devices/${seg(device)}`, fields)),
+  tapStandBy: (device) => act(post(`/v1/devices/${seg(device)}/standby/tap`)),
 };
 const stage = new Stage($("stage"), actions);
 const grid = new DeviceGrid($("grid"), actions);
@@ -201,10 +208,13 @@ function render() {
   // Nothing is drawn until the island's collections have arrived (one render, not several).
   if (!store.ready && !firstIsland) return;
   const devices = Object.values(doc.devices).sort((a, b) => a.id.localeCompare(b.id));
-  $("stage-empty").hidden = devices.length > 0;
-  if (!devices.length) return;
-  if (!doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
-  const device = doc.devices[ui.device];
+  // An empty world (a harness's fresh simulation, or its last device deleted) still gets its
+  // panels, none of which needs a device: only the device views step aside.
+  const empty = !devices.length;
+  $("stage-empty").hidden = !empty;
+  document.documentElement.toggleAttribute("data-no-devices", empty);
+  if (!empty && !doc.devices[ui.device]) ui.device = (devices.find((d) => d.dynamicIsland) ?? devices[0]).id;
+  const device = empty ? null : doc.devices[ui.device];
   renderDeviceBar(devices, device, doc.apps);
   // The first island is drawn as it is, not morphed into from nothing (nor from the fitted zoom).
   // LA-14: nothing animates where the scene says so (Always-On).
@@ -212,19 +222,20 @@ function render() {
     device: d, activities: doc.activities, apps: doc.apps, widgets: doc.widgets, stacks: doc.stacks,
     animate: firstIsland && d.scene?.animations?.enabled !== false && !reducedMotion(), now: store.clock.now(),
   });
-  stage.update(ctxFor(device));
+  if (device) stage.update(ctxFor(device));
+  else stage.device = null; // its presses and taps have no device to go to
   const gridDevices = renderGrid(devices, ctxFor);
-  const wanted = new Set([device, ...gridDevices].flatMap((d) => deviceWidgetIds(d, doc.stacks)));
+  const wanted = new Set((device ? [device, ...gridDevices] : []).flatMap((d) => deviceWidgetIds(d, doc.stacks)));
   store.wantWidgets([...wanted].slice(0, 56 * (1 + gridDevices.length)));
   if (!firstIsland && store.ready) firstIslandDrawn();
-  if (!fitted) {
+  if (!fitted && device) {
     fitted = true;
     setZoom(fitZoom());
   }
   if (panels) {
     panels.clock.update(doc);
     if (ui.panel === "relevance") panels.relevance.update(doc, device);
-    if (ui.panel === "composer") panels.composer.update(doc, ui.device);
+    if (ui.panel === "composer") panels.composer.update(doc, device?.id);
     if (ui.panel === "apns") panels.apns.update(doc);
     panels.warnings.update(doc, device);
   }
@@ -249,7 +260,7 @@ function renderGrid(devices, ctxFor) {
   return shown;
 }
 
-// The device tabs, the selected device's heading and its settings.
+// The device tabs, the selected device's heading and its settings (none: the empty state).
 function renderDeviceBar(devices, device, apps) {
   reconcile(deviceTabs, devices, (d) => d.id, (d) => h("button", { type: "button", attrs: { role: "tab", "aria-controls": "stage-panel" }, dataset: { id: d.id } },
     h("span", { class: "tab-title" }), h("span", { class: "tab-sub" })), (el, d) => {
@@ -258,6 +269,11 @@ function renderDeviceBar(devices, device, apps) {
     setAttr(el, "aria-selected", String(d.id === ui.device));
     el.tabIndex = d.id === ui.device ? 0 : -1;
   });
+  if (!device) {
+    setText($("device-title"), "No devices yet");
+    setText($("device-meta"), "");
+    return;
+  }
   setText($("device-title"), modelName(device.model));
   setText($("device-meta"), `${device.id} · ${device.screen.width} × ${device.screen.height} pt · ${device.dynamicIsland ? "Dynamic Island" : "no Dynamic Island"}`);
   appearance.set(device.appearance);
@@ -302,7 +318,8 @@ function tick() {
   stage.tick(now);
   if (ui.grid) grid.tick(now);
   panels?.clock.tick();
-  for (const el of document.querySelectorAll("#stage [data-countdown-to]")) {
+  // The grid's cells count down as the stage does ("all live").
+  for (const el of document.querySelectorAll("#stage [data-countdown-to], #grid [data-countdown-to]")) {
     if (el.dataset.paused === "true") continue;
     const end = Date.parse(el.dataset.countdownTo);
     if (Number.isFinite(end)) setText(el, durationText(Math.ceil((end - now) / 1000)));

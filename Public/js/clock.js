@@ -55,6 +55,19 @@ export const timeText = (ms, zone) => {
   return `${d.hour}:${pad(d.minute)}`;
 };
 
+/**
+ * The next instant after `ms` at which the hour turns in `zone` (SS-7: a device's hourly
+ * features change at its local tops of the hour; zones 30 or 45 minutes off UTC turn at :30 or
+ * :15). Offsets are whole quarter hours, so one of the next four quarters is it.
+ */
+export const nextLocalHour = (ms, zone) => {
+  const quarter = 900_000;
+  for (let t = Math.floor(ms / quarter + 1) * quarter; t <= ms + 3600_000; t += quarter) {
+    if (localParts(t, zone).minute === 0) return t;
+  }
+  return Math.floor(ms / 3600_000 + 1) * 3600_000;
+};
+
 /** `08:05:09`. */
 export const clockText = (ms) => {
   const d = new Date(ms);

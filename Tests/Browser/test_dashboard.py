@@ -2,6 +2,7 @@
 presentation of every demo iPhone, and is operable by keyboard with labelled controls,
 sufficient contrast and reduced motion honoured."""
 
+import os
 import subprocess
 
 import pytest
@@ -217,3 +218,70 @@ def test_a_page_without_a_valid_token_says_so_instead_of_connecting_for_ever(bro
     wait_for(browser, lambda d: d.execute_script("return document.getElementById('conn').dataset.state") == "live",
              message="the stream never went live with the token")
     assert not notice(browser).is_displayed()
+
+
+@pytest.mark.parametrize("width", [520, 600, 700])
+def test_a_narrow_window_keeps_the_connection_badge_in_view(demo, width):
+    # Below ~700 px the one-row top bar overflowed: the page scrolled sideways and the
+    # Live / Offline badge and the revision were off screen.
+    driver = make_driver(width=width, height=900)
+    try:
+        open_dashboard(driver, demo)
+        in_view = """
+            const r = document.getElementById(arguments[0]).getBoundingClientRect();
+            return r.width > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth && r.top >= 0;"""
+        overflow = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        assert driver.execute_script(overflow) <= 0, "the page scrolls sideways"
+        assert driver.execute_script(in_view, "conn") and driver.execute_script(in_view, "rev")
+        # Every device tab is reachable: the tabs scroll within the bar, not the page.
+        tabs = driver.execute_script("const t = document.getElementById('device-tabs'); return [t.scrollWidth, t.clientWidth, t.getBoundingClientRect().right]")
+        assert tabs[2] <= driver.execute_script("return document.documentElement.clientWidth")
+        if os.environ.get("ISLET_BROWSER_SHOTS"):
+            driver.save_screenshot(os.path.join(os.environ["ISLET_BROWSER_SHOTS"], f"narrow-{width}.png"))
+        # Offline is the state the badge most needs to show, and its text is the longest.
+        demo.stop()
+        wait_for(driver, lambda d: "retrying" in d.find_element(By.ID, "conn-text").text, timeout=15)
+        assert driver.execute_script(overflow) <= 0, "the page scrolls sideways once offline"
+        assert driver.execute_script(in_view, "conn") and driver.execute_script(in_view, "conn-retry")
+    finally:
+        driver.quit()
+
+
+def countdowns(driver, root: str) -> list:
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0] + ' [data-countdown-to]')].map((e) => e.textContent)", root)
+
+
+def test_grid_countdowns_tick_like_the_stage(browser, server):
+    server.commands([
+        {"type": "device.upsert", "id": "phone", "model": "iphone-15-pro"},
+        {"type": "app.upsert", "id": "com.example.timer", "name": "Timer"},
+        {"type": "activity.request", "id": "t1", "app": "com.example.timer", "device": "phone", "source": "intent",
+         "attributesType": "TimerAttributes", "attributes": {"name": "Tea"},
+         "content": {"state": {"endsAt": "2026-11-22T10:00:00Z", "paused": False, "remainingSeconds": 7200}}},
+    ])
+    open_dashboard(browser, server, layout="grid", views="island,lock")
+    wait_for(browser, lambda d: len(countdowns(d, "#grid")) >= 2, message="the grid shows no countdown")
+    first = countdowns(browser, "#grid")
+    # A minute of simulated time a second: every tick moves the countdowns, with no new revision.
+    server.commands([{"type": "clock.set", "mode": "virtual", "rate": 60}])
+    wait_for(browser, lambda d: all(a != b for a, b in zip(first, countdowns(d, "#grid"))),
+             message=f"the grid's countdowns stay at {first}")
+
+
+@pytest.mark.allow_console(r"status of 409")
+def test_a_refused_switch_goes_back_and_the_next_success_clears_the_error(browser, server):
+    server.commands([{"type": "device.upsert", "id": "phone", "model": "iphone-14-pro", "iosVersion": "16.4"}])
+    open_dashboard(browser, server)
+    status = lambda d: d.execute_script("const s = document.getElementById('device-status'); return [s.dataset.kind ?? '', s.textContent]")  # noqa: E731
+    checked = lambda d, name: d.execute_script(f"return document.getElementById('toggle-{name}').checked")  # noqa: E731
+    # StandBy needs iOS 17: the server refuses, and the switch shows the device's state again.
+    browser.find_element(By.CSS_SELECTOR, "label[for=toggle-standby]").click()
+    wait_for(browser, lambda d: status(d)[0] == "error" and "StandBy needs iOS 17" in status(d)[1])
+    wait_for(browser, lambda d: not checked(d, "standby"), message="the refused StandBy switch stayed on")
+    assert server.state("/devices/phone/standby") is False
+    # An accepted change clears the error line.
+    browser.find_element(By.CSS_SELECTOR, "label[for=toggle-locked]").click()
+    wait_for(browser, lambda d: server.state("/devices/phone/locked") is True)
+    wait_for(browser, lambda d: status(d) == ["", ""], message="the error stayed after a success")
+    assert checked(browser, "locked")

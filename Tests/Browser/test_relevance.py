@@ -1,6 +1,8 @@
 """The relevance panel: dragging a weight shows the trial forecast next to the current one,
 applying it changes the stack's top on the Home Screen, and per-stack overrides work."""
 
+import os
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -69,3 +71,33 @@ def test_stack_override_applies_on_release(browser, server):
     # Clearing the overrides brings the global weights (and news) back.
     browser.find_element(By.XPATH, "//section[@id='panel-relevance']//button[normalize-space()='Clear overrides']").click()
     wait_for(browser, lambda d: stack_top(d) == "w-news")
+
+
+why_top = lambda d: d.execute_script("const p = document.querySelector('#panel-relevance .why-top'); return p && !p.hidden ? p.textContent : ''")  # noqa: E731
+
+
+def test_a_top_kept_by_ss5_says_why(browser, server):
+    # SS-5: a better widget waits for the top's minimum dwell and must beat it by more than the
+    # hysteresis. The panel marked a TOP that was not #1 without saying why.
+    stack_world(server)
+    server.commands([{"type": "relevance.setWeights", "minDwellSeconds": 900}])
+    open_dashboard(browser, server, zoom=60, panel="relevance")
+    wait_for(browser, lambda d: (top_row(d) or "").startswith("News"))
+    assert why_top(browser) == "", "News is #1 and on top: nothing to explain"
+
+    server.commands([{"type": "relevance.setWeights", "weights": {"habit": 0}}])  # Weather now ranks first
+    assert server.state("/stacks/phone.home/top") == "w-news"
+    wait_for(browser, lambda d: "SS-5 minimum dwell" in why_top(d), message="no reason given for the kept top")
+    assert why_top(browser) == ("News kept on top: SS-5 minimum dwell (15 min, on top since 08:00:00) until 08:15:00 UTC; "
+                                "then Weather can take over.")
+    if os.environ.get("ISLET_BROWSER_SHOTS"):
+        browser.save_screenshot(os.path.join(os.environ["ISLET_BROWSER_SHOTS"], "why-top.png"))
+
+    # Past the dwell, a hysteresis larger than Weather's lead still keeps News.
+    server.commands([{"type": "relevance.setWeights", "hysteresis": 5}, {"type": "clock.advance", "to": "2026-11-22T08:20:00Z"}])
+    wait_for(browser, lambda d: "not more than the hysteresis 5.00 (SS-5)" in why_top(d), message=why_top(browser))
+    assert server.state("/stacks/phone.home/top") == "w-news"
+
+    # Within the hysteresis again, Weather takes over and the note goes.
+    server.commands([{"type": "relevance.setWeights", "hysteresis": 0.05}])
+    wait_for(browser, lambda d: (top_row(d) or "").startswith("Weather") and why_top(d) == "")

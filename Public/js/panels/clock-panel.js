@@ -1,9 +1,10 @@
 // Clock panel: wall or virtual time, play / pause, speed (1×, 60×, 3600×), jump to an
-// instant, and step to the next scheduled transition visible in the document.
+// instant, and step to the engine's next scheduled transition (with the ones the document
+// shows listed, and named where they coincide).
 
 import { h, setText, setAttr } from "../dom.js";
 import { segmented } from "../controls.js";
-import { put, post, commands } from "../api.js";
+import { get, put, post, commands } from "../api.js";
 import { clockText, dateText, isoText, localInputValue, relativeText } from "../clock.js";
 import { nextTransitions } from "./transitions.js";
 import { reportError, reportOK } from "./status.js";
@@ -66,7 +67,6 @@ export class ClockPanel {
     setText(this.date, `${dateText(now)} · UTC`);
     const next = (this.transitions ?? []).find((t) => t.at > now);
     setText(this.nextText, next ? `Next: ${next.label} at ${clockText(next.at)} (${relativeText(next.at, now)})` : "Nothing scheduled in view.");
-    this.stepButton.disabled = !next;
   }
 
   async run(action, success) {
@@ -113,9 +113,22 @@ export class ClockPanel {
     this.advanceTo(Date.parse(`${value.length === 16 ? `${value}:00` : value}Z`), "Jumped");
   }
 
-  step() {
-    const now = this.store.clock.now();
-    const next = (this.transitions ?? []).find((t) => t.at > now);
-    if (next) this.advanceTo(next.at, `Stepped to ${next.label}`);
+  // The engine's deadline queue knows every transition (SS-7 local hours, deliveries the document
+  // does not show), so Step asks it (GET /v1/clock `nextTransition`) rather than guessing; a
+  // running clock is paused first, so the instant it names is still ahead when we get there.
+  async step() {
+    try {
+      if (this.clock?.mode !== "virtual" || this.clock.rate !== 0) await put("/v1/clock", { mode: "virtual", rate: 0 });
+      const { nextTransition } = await get("/v1/clock");
+      if (!nextTransition) {
+        reportOK(this.status, "Nothing is scheduled: the world will not change by itself.");
+        return;
+      }
+      const instant = Date.parse(nextTransition);
+      const label = (this.transitions ?? []).find((t) => t.at === instant)?.label ?? "the next scheduled transition";
+      this.advanceTo(instant, `Stepped to ${label}`);
+    } catch (error) {
+      reportError(this.status, error);
+    }
   }
 }

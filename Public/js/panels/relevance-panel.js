@@ -9,6 +9,7 @@ import { segmented } from "../controls.js";
 import { ForecastChart } from "./forecast-chart.js";
 import { reportError, reportOK } from "./status.js";
 import { seriesColor } from "../color.js";
+import { clockText } from "../clock.js";
 
 const FEATURE_ORDER = ["timeline", "habit", "freshness", "rotationPenalty"];
 const FEATURE_LABEL = { timeline: "Timeline relevance", habit: "Habit", freshness: "Freshness", rotationPenalty: "Rotation penalty" };
@@ -33,6 +34,7 @@ export class RelevancePanel {
     this.reset = h("button", { class: "button", type: "button", text: "Clear overrides", on: { click: () => this.clearOverrides() } });
     this.status = h("p", { class: "panel-status", attrs: { role: "status" } });
     this.tbody = h("tbody");
+    this.whyTop = h("p", { class: "hint why-top", hidden: true });
     this.table = h("table", { class: "ranking" },
       h("caption", { class: "visually-hidden", text: "Ranking of the stack's widgets, best first" }),
       h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "#" }), h("th", { scope: "col", text: "Widget" }),
@@ -46,7 +48,7 @@ export class RelevancePanel {
       this.sliders,
       h("div", { class: "row actions" }, h("label", { class: "check", attrs: { for: "rel-live" } }, this.live, "Apply on release"), this.revert, this.reset, this.apply),
       this.status,
-      h("h3", { text: "Ranking now" }), this.legend, this.table,
+      h("h3", { text: "Ranking now" }), this.legend, this.table, this.whyTop,
       h("h3", { text: "Top widget, next 24 hours" }), this.chart.wrap);
     this.scopeControl.set("global");
     this.fetchCurrent = debounce(() => this.forecast(false), 300);
@@ -200,6 +202,34 @@ export class RelevancePanel {
       bars.setAttribute("aria-label", pieces.length ? pieces.join(", ") : "no contributions");
       this.drawBars(bars, r.contributions ?? {}, scale);
     });
+    const why = stack ? this.whyKept(stack, ranking) : "";
+    setText(this.whyTop, why);
+    this.whyTop.hidden = !why;
+  }
+
+  /**
+   * Why the top is not the best eligible widget (SS-5), or "" when it is: the ranking alone
+   * cannot explain a TOP that is not #1. Checked in the engine's order: Smart Rotate off, the
+   * top's minimum dwell, the hysteresis margin, the best widget's rotation cap.
+   */
+  whyKept(stack, ranking) {
+    const best = ranking.find((r) => r.eligible);
+    const top = ranking.find((r) => r.widget === stack.top);
+    if (!best || !top || best.widget === top.widget) return "";
+    const name = (id) => this.doc.apps[this.doc.widgets[id]?.app]?.name ?? id;
+    if (stack.smartRotate === false) return `${name(top.widget)} kept on top: Smart Rotate is off for this stack, so the first widget stays (SS-5).`;
+    const now = this.store.clock.now();
+    const { minDwellSeconds = 900, hysteresis = 0.05 } = stack.relevance ?? {};
+    const dwellEnd = Date.parse(stack.topSince) + minDwellSeconds * 1000;
+    if (dwellEnd > now) {
+      return `${name(top.widget)} kept on top: SS-5 minimum dwell (${Math.round(minDwellSeconds / 60)} min, on top since ${clockText(Date.parse(stack.topSince))}) until ${clockText(dwellEnd)} UTC; then ${name(best.widget)} can take over.`;
+    }
+    const lead = best.score - top.score;
+    if (lead <= hysteresis) return `${name(top.widget)} kept on top: ${name(best.widget)} leads by ${fmt(lead)}, not more than the hysteresis ${fmt(hysteresis)} (SS-5).`;
+    const cap = this.doc.config?.stackRotationsPerWidgetPerDay;
+    const recent = (stack.rotations ?? []).filter((r) => r.to === best.widget && Date.parse(r.at) > now - 86_400_000).length;
+    if (cap !== undefined && recent >= cap) return `${name(top.widget)} kept on top: ${name(best.widget)} has rotated to the top ${recent} times in 24 hours, the cap (SS-5).`;
+    return "";
   }
 
   createRow() {

@@ -13,3 +13,9 @@ export function reportError(el, error) {
   const code = error.code && error.code !== "http" ? `${error.code}: ` : "";
   setText(el, `${code}${error.message}${where}`);
 }
+
+/** Clears an earlier result (an error that the next accepted action makes stale). */
+export function clearStatus(el) {
+  delete el.dataset.kind;
+  setText(el, "");
+}

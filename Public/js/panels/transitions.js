@@ -1,11 +1,14 @@
-// The scheduled instants visible in the document, for "step to next transition".
+// The scheduled instants visible in the document, for the Clock panel's "Next:" line and list.
 //
 // The engine's deadline queue is not part of the document, so this reads the instants the
 // document does show: activity stale dates, the 8-hour limit, dismissals and scheduled starts;
 // island expansions and banners ending; push budget windows closing; the loaded widgets'
-// next timeline entries, relevance windows and reloads; stack dwell ends; and the next top of
-// the hour, where hourly ranking features change. Transitions the document does not show
-// (e.g. a deferred push's delivery) are reached by the next visible one or by "jump".
+// next timeline entries, relevance windows and reloads; stack dwell ends; and the next local top
+// of the hour of each stack's device, where hourly ranking features change. It labels what is
+// coming; "Step" itself goes to the engine's own next deadline (GET /v1/clock), which also
+// covers what the document does not show (e.g. a deferred push's delivery).
+
+import { nextLocalHour } from "../clock.js";
 
 const at = (date) => (date ? Date.parse(date) : NaN);
 
@@ -42,7 +45,9 @@ export function nextTransitions(doc, now) {
   for (const s of Object.values(doc.stacks ?? {})) {
     add(at(s.topSince) + (s.relevance?.minDwellSeconds ?? 900) * 1000, `${s.id} dwell ends`);
   }
-  if (Object.keys(doc.stacks ?? {}).length) add(Math.floor(now / 3600_000 + 1) * 3600_000, "top of the hour (ranking features)");
+  // SS-7: each stack re-ranks at its device's local top of the hour.
+  const zones = new Set(Object.values(doc.stacks ?? {}).map((s) => doc.devices?.[s.device]?.timeZone ?? "UTC"));
+  for (const zone of zones) add(nextLocalHour(now, zone), `top of the hour${zone === "UTC" ? "" : ` in ${zone}`} (ranking features)`);
   out.sort((a, b) => a.at - b.at);
   return out;
 }

@@ -22,7 +22,15 @@ export class WarningsPanel {
 
   /** Re-measures when the device, its activities, apps or widgets changed. */
   update(doc, device) {
-    if (!device) return;
+    if (!device) {
+      // The last device was deleted: its findings went with it.
+      this.lastKey = null;
+      this.warnings = [];
+      this.badge.hidden = true;
+      setText(this.summary, "No devices to measure.");
+      this.list.replaceChildren();
+      return;
+    }
     const key = [device, doc.activities, doc.apps, doc.config, ...Object.values(doc.widgets)];
     if (this.lastKey && key.length === this.lastKey.length && key.every((v, i) => v === this.lastKey[i])) return;
     this.lastKey = key;
