@@ -9,14 +9,20 @@ import Testing
 /// connection obeys): what was acknowledged stays true.
 @Suite("Simulations: a world store that cannot write")
 struct LiveWorldStoreFailureTests {
+    /// A server configuration with its store in `dir`, and a connection of the test's own to
+    /// `file` there, for the triggers that make the server's writes fail.
+    static func store(in dir: TemporaryDirectory, failing file: String) throws -> (IsletConfiguration, SQLiteConnection) {
+        var configuration = IsletConfiguration.testing()
+        configuration.store.path = dir.file("islet.sqlite")
+        return (configuration, try SQLiteConnection(path: dir.file(file)))
+    }
+
     @Test("its source's delete is refused (503) while the write fails, done once it succeeds; the fork survives a restart")
     func sourceKeptUntilWritten() async throws {
         try await withTemporaryDirectory { dir in
-            var configuration = IsletConfiguration.testing()
-            configuration.store.path = dir.file("islet.sqlite")
             // SQLite refuses the genesis as a full disk would: a trigger on the world store's
             // snapshots, which the server's own connection obeys.
-            let store = try SQLiteConnection(path: dir.file("islet.simulations.sqlite"))
+            let (configuration, store) = try Self.store(in: dir, failing: "islet.simulations.sqlite")
             let before: [UInt8] = try await withRunningServer(configuration) { server in
                 let port = server.port
                 _ = try LiveSimulationsTests.created(try TestHTTP.createSimulation(port: port, ["id": "src"]))
@@ -47,9 +53,7 @@ struct LiveWorldStoreFailureTests {
     @Test("a delete that cannot be written is 500 and the simulation stays (refusing commands, then whole after a restart); once it can be, 200 for good")
     func deleteIsAcknowledgedWhenWritten() async throws {
         try await withTemporaryDirectory { dir in
-            var configuration = IsletConfiguration.testing()
-            configuration.store.path = dir.file("islet.sqlite")
-            let store = try SQLiteConnection(path: dir.file("islet.simulations.sqlite"))
+            let (configuration, store) = try Self.store(in: dir, failing: "islet.simulations.sqlite")
             let document: [UInt8] = try await withRunningServer(configuration) { server in
                 let port = server.port
                 _ = try LiveSimulationsTests.created(try TestHTTP.createSimulation(port: port, ["id": "kept"]))
@@ -85,9 +89,7 @@ struct LiveWorldStoreFailureTests {
     @Test("a commit that cannot be written is 500, and reads and forks then show the published revision, never the refused batch")
     func failedCommitServesThePublishedRevision() async throws {
         try await withTemporaryDirectory { dir in
-            var configuration = IsletConfiguration.testing()
-            configuration.store.path = dir.file("islet.sqlite")
-            let log = try SQLiteConnection(path: dir.file("islet.sqlite"))
+            let (configuration, log) = try Self.store(in: dir, failing: "islet.sqlite")
             try await withRunningServer(configuration) { server in
                 let port = server.port
                 _ = try TestHTTP.commands(port: port, LiveSimulationsTests.world(now: "2027-05-01T10:00:00Z"))
