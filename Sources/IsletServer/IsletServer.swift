@@ -244,16 +244,18 @@ public final class IsletServer {
     }
 
     /// The loop's wake-up timer fired. It may fire before the instant it was armed for (libuv
-    /// counts from its cached loop time, in whole milliseconds): the turn then finds nothing
-    /// due, so the next turn arms it again even for the same instant, or nothing would wake the
-    /// server for it.
+    /// counts from its cached loop time, which may be a turn old, in whole milliseconds): the
+    /// turn then finds nothing due, so the next turn arms it again even for the same instant,
+    /// or nothing would wake the server for it.
     public func wakeUpFired() {
         self.armedWakeUp = nil
     }
 
     private func rearmWakeUp() {
         var wake = self.hub.nextSlowDeadline
-        for simulation in self.simulations.values {
+        // A simulation whose store failed fires nothing (its turns stop at the failure): its
+        // deadline, soon past, would otherwise be armed again after every firing.
+        for simulation in self.simulations.values where simulation.live.failure == nil {
             if let next = simulation.live.nextWakeUp, wake.map({ next < $0 }) ?? true { wake = next }
         }
         guard wake != self.armedWakeUp else { return }

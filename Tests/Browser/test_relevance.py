@@ -93,6 +93,11 @@ def test_a_top_kept_by_ss5_says_why(browser, server):
     if os.environ.get("ISLET_BROWSER_SHOTS"):
         browser.save_screenshot(os.path.join(os.environ["ISLET_BROWSER_SHOTS"], "why-top.png"))
 
+    # Within the dwell, a hysteresis larger than Weather's lead is the reason, not the dwell: the
+    # engine would not rotate when the dwell ends either.
+    server.commands([{"type": "relevance.setWeights", "hysteresis": 5}])
+    wait_for(browser, lambda d: "not more than the hysteresis 5.00 (SS-5)" in why_top(d), message=why_top(browser))
+
     # Past the dwell, a hysteresis larger than Weather's lead still keeps News.
     server.commands([{"type": "relevance.setWeights", "hysteresis": 5}, {"type": "clock.advance", "to": "2026-11-22T08:20:00Z"}])
     wait_for(browser, lambda d: "not more than the hysteresis 5.00 (SS-5)" in why_top(d), message=why_top(browser))

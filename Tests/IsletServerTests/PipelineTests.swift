@@ -110,6 +110,35 @@ struct PipelineTests {
         #expect(server.engine.value(at: "/activities/a1/activityState") == "stale")
     }
 
+    @Test("a simulation whose store failed is not armed for: its deadline would fire nothing, again and again")
+    func failedSimulationIsNotArmed() throws {
+        let time = SettableTimeSource(now: try Instant(rfc3339: "2026-11-22T08:00:00Z"))
+        let stage = ManualCommitStage()
+        let (server, transport) = try makeServer(commitStage: stage, time: time)
+        var armed: [Instant?] = []
+        server.wakeUpChanged = { armed.append($0) }
+        _ = transport.request(
+            .POST, "/v1/commands", headers: Self.json,
+            body: Self.body([
+                Fixture.device, Fixture.app,
+                [
+                    "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "Coffee", "attributes": [:],
+                    "content": ["state": ["status": "brewing"], "staleDate": "2026-11-22T08:00:10Z"],
+                ],
+            ]))
+        server.flush()
+        stage.complete(DiskFull())
+        server.flush()
+        #expect(armed.last == .some(nil), "nothing to wake up for: \(armed)")
+        let count = armed.count
+        time.advance(seconds: 20)
+        for _ in 0..<3 {
+            server.wakeUpFired()
+            server.flush()
+        }
+        #expect(armed.count == count, "no timer armed again for the failed simulation: \(armed)")
+    }
+
     @Test("due deadlines fire at the turn's flush as a tick revision, also after a rejected batch")
     func ticks() throws {
         let time = SettableTimeSource(now: try Instant(rfc3339: "2026-11-22T08:00:00Z"))

@@ -100,7 +100,7 @@ export class ClockPanel {
     const list = [];
     if (this.clock?.mode !== "virtual") list.push({ type: "clock.set", mode: "virtual", rate: 0 });
     list.push({ type: "clock.advance", to: isoText(instant) });
-    this.run(() => (list.length === 1 ? post("/v1/clock/advance", { to: list[0].to }) : commands(list)),
+    return this.run(() => (list.length === 1 ? post("/v1/clock/advance", { to: list[0].to }) : commands(list)),
       (reply) => {
         const result = reply.result ?? reply.results?.at(-1) ?? {};
         return `${what}: now ${result.now ?? isoText(instant)}, ${result.transitions ?? 0} transitions.`;
@@ -117,6 +117,10 @@ export class ClockPanel {
   // does not show), so Step asks it (GET /v1/clock `nextTransition`) rather than guessing; a
   // running clock is paused first, so the instant it names is still ahead when we get there.
   async step() {
+    // One step at a time: a second click would ask for the same next transition.
+    if (this.stepping) return;
+    this.stepping = true;
+    this.stepButton.disabled = true;
     try {
       if (this.clock?.mode !== "virtual" || this.clock.rate !== 0) await put("/v1/clock", { mode: "virtual", rate: 0 });
       const { nextTransition } = await get("/v1/clock");
@@ -126,9 +130,12 @@ export class ClockPanel {
       }
       const instant = Date.parse(nextTransition);
       const label = (this.transitions ?? []).find((t) => t.at === instant)?.label ?? "the next scheduled transition";
-      this.advanceTo(instant, `Stepped to ${label}`);
+      await this.advanceTo(instant, `Stepped to ${label}`);
     } catch (error) {
       reportError(this.status, error);
+    } finally {
+      this.stepping = false;
+      this.stepButton.disabled = false;
     }
   }
 }

@@ -82,7 +82,8 @@ export class ComposerPanel {
     const appId = this.action === "start" ? this.app.value : doc.activities[this.activity.value]?.app;
     const app = doc.apps[appId];
     const inForeground = app && (app.foreground || doc.devices[device]?.foregroundApp === app.id);
-    setText(this.hint, app && !inForeground ? `${app.name} is not in the foreground on ${device}: only an App Intent or a push-to-start may start it (LA-3).` : "");
+    const where = device ? ` on ${device}` : "";
+    setText(this.hint, app && !inForeground ? `${app.name} is not in the foreground${where}: only an App Intent or a push-to-start may start it (LA-3).` : "");
     this.deliveries.update(app, this.store.clock.now());
   }
 

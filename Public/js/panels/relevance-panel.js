@@ -209,27 +209,31 @@ export class RelevancePanel {
 
   /**
    * Why the top is not the best eligible widget (SS-5), or "" when it is: the ranking alone
-   * cannot explain a TOP that is not #1. Checked in the engine's order: Smart Rotate off, the
-   * top's minimum dwell, the hysteresis margin, the best widget's rotation cap.
+   * cannot explain a TOP that is not #1. Decided as the engine does: Smart Rotate off; else the
+   * candidate is the best widget that beats the top by more than the hysteresis and is under
+   * its daily rotation cap, and only the top's minimum dwell holds it back; without one, the
+   * better widgets are all capped, or none leads by more than the hysteresis.
    */
   whyKept(stack, ranking) {
     const best = ranking.find((r) => r.eligible);
     const top = ranking.find((r) => r.widget === stack.top);
     if (!best || !top || best.widget === top.widget) return "";
     const name = (id) => this.doc.apps[this.doc.widgets[id]?.app]?.name ?? id;
-    if (stack.smartRotate === false) return `${name(top.widget)} kept on top: Smart Rotate is off for this stack, so the first widget stays (SS-5).`;
+    const kept = `${name(top.widget)} kept on top:`;
+    if (stack.smartRotate === false) return `${kept} Smart Rotate is off for this stack, so the first widget stays (SS-5).`;
     const now = this.store.clock.now();
     const { minDwellSeconds = 900, hysteresis = 0.05 } = stack.relevance ?? {};
-    const dwellEnd = Date.parse(stack.topSince) + minDwellSeconds * 1000;
-    if (dwellEnd > now) {
-      return `${name(top.widget)} kept on top: SS-5 minimum dwell (${Math.round(minDwellSeconds / 60)} min, on top since ${clockText(Date.parse(stack.topSince))}) until ${clockText(dwellEnd)} UTC; then ${name(best.widget)} can take over.`;
-    }
-    const lead = best.score - top.score;
-    if (lead <= hysteresis) return `${name(top.widget)} kept on top: ${name(best.widget)} leads by ${fmt(lead)}, not more than the hysteresis ${fmt(hysteresis)} (SS-5).`;
     const cap = this.doc.config?.stackRotationsPerWidgetPerDay;
-    const recent = (stack.rotations ?? []).filter((r) => r.to === best.widget && Date.parse(r.at) > now - 86_400_000).length;
-    if (cap !== undefined && recent >= cap) return `${name(top.widget)} kept on top: ${name(best.widget)} has rotated to the top ${recent} times in 24 hours, the cap (SS-5).`;
-    return "";
+    const rotations = (id) => (stack.rotations ?? []).filter((r) => r.to === id && Date.parse(r.at) > now - 86_400_000).length;
+    const better = ranking.filter((r) => r.eligible && r.widget !== top.widget && r.score > top.score + hysteresis);
+    const candidate = better.find((r) => cap === undefined || rotations(r.widget) < cap);
+    if (candidate) {
+      const dwellEnd = Date.parse(stack.topSince) + minDwellSeconds * 1000;
+      if (dwellEnd <= now) return "";
+      return `${kept} SS-5 minimum dwell (${Math.round(minDwellSeconds / 60)} min, on top since ${clockText(Date.parse(stack.topSince))}) until ${clockText(dwellEnd)} UTC; then ${name(candidate.widget)} can take over.`;
+    }
+    if (better.length) return `${kept} ${name(better[0].widget)} has rotated to the top ${rotations(better[0].widget)} times in 24 hours, the cap (SS-5).`;
+    return `${kept} ${name(best.widget)} leads by ${fmt(best.score - top.score)}, not more than the hysteresis ${fmt(hysteresis)} (SS-5).`;
   }
 
   createRow() {
