@@ -5,6 +5,7 @@ under a subscription path."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from pathlib import Path
@@ -73,3 +74,21 @@ def test_ops_elsewhere_and_replays_are_ignored() -> None:
     assert mirror.value == {"locked": False} and mirror.rev == 6
     mirror.receive({"type": "patch", "rev": 7, "ops": [{"op": "remove", "path": "/devices/d1"}]})
     assert mirror.value is None
+
+
+def test_a_waiter_sees_each_revision_before_the_next_is_applied() -> None:
+    """Deterministic twin of the live one-revision test: two patches applied back to back, with
+    no chance for the waiter to run in between, still resolve it with the first one's value."""
+    from islet import AsyncMirror
+
+    async def scenario() -> object:
+        mirror = AsyncMirror("ws://unused", "/tint", "default", None)
+        waiting = asyncio.ensure_future(mirror.wait_for(lambda value: value == "#first", timeout=5))
+        await asyncio.sleep(0)  # registered
+        mirror.receive({"type": "snapshot", "sub": "mirror", "epoch": "e", "rev": 1, "path": "/tint", "value": "#start"})
+        for rev, value in ((2, "#first"), (3, "#second")):
+            mirror.receive({"type": "patch", "rev": rev, "ops": [{"op": "replace", "path": "/tint", "value": value}]})
+        assert mirror.value == "#second"
+        return await waiting
+
+    assert asyncio.run(scenario()) == "#first"
