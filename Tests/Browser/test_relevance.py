@@ -106,3 +106,22 @@ def test_a_top_kept_by_ss5_says_why(browser, server):
     # Within the hysteresis again, Weather takes over and the note goes.
     server.commands([{"type": "relevance.setWeights", "hysteresis": 0.05}])
     wait_for(browser, lambda d: (top_row(d) or "").startswith("Weather") and why_top(d) == "")
+
+
+def test_the_rotation_cap_and_smart_rotate_off_are_named_too(browser, server):
+    # SS-5's other reasons for a top that is not #1: the better widget used up its rotations for
+    # the day, or the stack does not rotate at all (its first widget stays).
+    stack_world(server)
+    server.commands([{"type": "config.set", "values": {"stackRotationsPerWidgetPerDay": 0}}])
+    open_dashboard(browser, server, zoom=60, panel="relevance")
+    wait_for(browser, lambda d: (top_row(d) or "").startswith("News"))
+    server.commands([{"type": "relevance.setWeights", "weights": {"habit": 0}}])  # Weather ranks first
+    assert server.state("/stacks/phone.home/top") == "w-news"
+    wait_for(browser, lambda d: "the cap (SS-5)" in why_top(d), message=why_top(browser))
+    assert why_top(browser) == "News kept on top: Weather has rotated to the top 0 times in 24 hours, the cap (SS-5)."
+
+    server.commands([{"type": "relevance.setWeights", "weights": {"habit": 1}},
+                     {"type": "stack.upsert", "id": "phone.home", "smartRotate": False}])
+    assert server.state("/stacks/phone.home/top") == "w-weather", "the first widget stays on top"
+    wait_for(browser, lambda d: "Smart Rotate is off" in why_top(d), message=why_top(browser))
+    assert why_top(browser).startswith("Weather kept on top: Smart Rotate is off for this stack")
