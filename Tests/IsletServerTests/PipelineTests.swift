@@ -80,21 +80,22 @@ struct PipelineTests {
         #expect(try JSONParser().parse(health.body) == ["status": "store_failed", "simulations": ["default"]])
     }
 
+    /// A device, an app and activity a1 going stale at 08:00:10: one deadline to wake up for.
+    static let staleAtTenSeconds: [JSONValue] = [
+        Fixture.device, Fixture.app,
+        [
+            "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "Coffee", "attributes": [:],
+            "content": ["state": ["status": "brewing"], "staleDate": "2026-11-22T08:00:10Z"],
+        ],
+    ]
+
     @Test("a wake-up timer that fired early (nothing due yet) is armed again for the same instant, so the transition still happens")
     func earlyWakeUpIsArmedAgain() throws {
         let time = SettableTimeSource(now: try Instant(rfc3339: "2026-11-22T08:00:00Z"))
         let (server, transport) = try makeServer(time: time)
         var armed: [Instant?] = []
         server.wakeUpChanged = { armed.append($0) }
-        _ = transport.request(
-            .POST, "/v1/commands", headers: Self.json,
-            body: Self.body([
-                Fixture.device, Fixture.app,
-                [
-                    "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "Coffee", "attributes": [:],
-                    "content": ["state": ["status": "brewing"], "staleDate": "2026-11-22T08:00:10Z"],
-                ],
-            ]))
+        _ = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body(Self.staleAtTenSeconds))
         server.flush()
         let stale = try Instant(rfc3339: "2026-11-22T08:00:10Z")
         #expect(armed.last == stale)
@@ -117,15 +118,7 @@ struct PipelineTests {
         let (server, transport) = try makeServer(commitStage: stage, time: time)
         var armed: [Instant?] = []
         server.wakeUpChanged = { armed.append($0) }
-        _ = transport.request(
-            .POST, "/v1/commands", headers: Self.json,
-            body: Self.body([
-                Fixture.device, Fixture.app,
-                [
-                    "type": "activity.request", "id": "a1", "app": "coffee", "attributesType": "Coffee", "attributes": [:],
-                    "content": ["state": ["status": "brewing"], "staleDate": "2026-11-22T08:00:10Z"],
-                ],
-            ]))
+        _ = transport.request(.POST, "/v1/commands", headers: Self.json, body: Self.body(Self.staleAtTenSeconds))
         server.flush()
         stage.complete(DiskFull())
         server.flush()
