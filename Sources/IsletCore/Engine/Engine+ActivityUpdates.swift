@@ -106,9 +106,9 @@ extension Engine {
             guard end.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
             outcome = .rejected("attributesTooLarge")
         } else if end.content?.state != nil || end.alert != nil,
+            case let state = end.content?.state ?? self.activities.read(end.id, { $0.content.state }) ?? JSONObject(),
             let problem = self.renderBudgetProblem(
-                activity, state: end.content?.state ?? activity.state, alert: end.alert?.fields ?? activity.alert,
-                newAlert: end.alert != nil)
+                activity, state: state, alert: end.alert?.fields ?? activity.alert, newAlert: end.alert != nil)
         {
             guard end.delivery.source == .push else { throw problem }
             outcome = .rejected("attributesTooLarge")
@@ -188,7 +188,6 @@ private struct UpdateTarget {
     var app: String
     var attributesType: String
     var attributes: JSONObject
-    var state: JSONObject
     /// The last alert's members: templates still read them after an update without one.
     var alert: JSONObject?
     var phase: ActivityPhase
@@ -198,7 +197,6 @@ private struct UpdateTarget {
         self.app = activity.app
         self.attributesType = activity.attributesType
         self.attributes = activity.attributes
-        self.state = activity.content.state
         self.alert = activity.alert?.fields
         self.phase = activity.phase
         self.lastTimestamp = activity.lastTimestamp

@@ -22,13 +22,12 @@ extension Engine {
         let templates = self.activityTemplates(app: app, type: type)
         guard !templates.isEmpty else { return }
         let content: [JSONValue] = [.object(attributes), .object(state)]
-        for template in templates {
+        let rendered = alert.map { content + [.object($0)] } ?? content
+        for template in templates where RenderBudget.cost(template, content: rendered) > RenderBudget.maxOutputBytes {
+            // Over budget: the content alone, or only with the alert.
             try RenderBudget.check(template, content: content, what: "this content with the \(type) templates", field: field)
-            if let alert {
-                try RenderBudget.check(
-                    template, content: content + [.object(alert)], what: "this alert with the \(type) templates",
-                    field: alertField)
-            }
+            try RenderBudget.check(
+                template, content: rendered, what: "this alert with the \(type) templates", field: alertField)
         }
     }
 
