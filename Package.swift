@@ -76,7 +76,12 @@ let package = Package(
                 "IsletServer", "IsletClient", "IsletBench", "IsletSnapshot", log,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: settings),
+            swiftSettings: settings,
+            // jemalloc as the process's allocator (it interposes malloc for the Swift runtime
+            // too): an update or a 24 h jump allocates and frees thousands of small objects,
+            // which glibc's allocator serves slower and with more memory per connection
+            // (BENCHMARKS.md, "Round 11").
+            linkerSettings: [.linkedLibrary("jemalloc")]),
         .target(
             name: "IsletTestSupport",
             dependencies: [

@@ -290,7 +290,6 @@ public final class IsletServer {
             let worlds = self.order.compactMap { self.simulations[$0] }
             let wall = self.now
             self.isClosed = true
-            self.cluster?.close()
             let storage = self.storage
             func close(_ index: Int) {
                 guard index < worlds.count else {
@@ -301,7 +300,8 @@ public final class IsletServer {
                 let state = live.isIdle && live.failure == nil ? worlds[index].publishedState(wall: wall) : nil
                 live.commitStage.close(state) { close(index + 1) }
             }
-            close(0)
+            guard let cluster = self.cluster else { return close(0) }
+            cluster.close { close(0) }
         }
     }
 

@@ -129,9 +129,24 @@ extension IsletServer {
     /// One push: headers (AP-1…AP-4), token, payload (AP-5), then the engine command; 200 with
     /// `apns-id` once it is committed, whatever the device does with it (AP-6), also when the
     /// device ignores the payload (AP-8: a `push.ignore` command records why).
-    private func push(_ context: RouteContext) -> RouteReply {
+    ///
+    /// A cluster node that knows no such token first applies every stream to its current end: a
+    /// token another node made a moment ago (an activity just started there) is not refused as
+    /// `BadDeviceToken`, which providers take as permanent.
+    private func push(_ context: RouteContext, caughtUp: Bool = false) -> RouteReply {
         let token = context.parameters["token"] ?? ""
-        return self.serveAPNs(context, knows: { $0.resolve(token: token) != nil }) { simulation, apnsID in
+        let knows = { (engine: Engine) in engine.resolve(token: token) != nil }
+        if !caughtUp, let cluster = self.cluster, isHexToken(token),
+            !(self.apnsTarget(context, scope: self.providerTokenScope(context.request.headers), knows: knows)
+                .map { knows($0.live.engine) } ?? false)
+        {
+            cluster.catchUp(worlds: true) { [weak self] in
+                guard let self, case .now(let response) = self.push(context, caughtUp: true) else { return }
+                context.respondLater(response)
+            }
+            return .later
+        }
+        return self.serveAPNs(context, knows: knows) { simulation, apnsID in
             self.checkPush(context, in: simulation, apnsID: apnsID).map { command in
                 .submit(command) { _ in HTTPResponse(status: 200, headers: ["apns-id": apnsID]) }
             }

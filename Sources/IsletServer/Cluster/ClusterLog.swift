@@ -27,8 +27,11 @@ enum ClusterLog {
     }
 
     /// Numbers and appends entries, in order, in one call: `EVAL append 2 <stream> <seq> <n>`,
-    /// then for each entry its number of field and value arguments and those arguments.
+    /// then for each entry its number of field and value arguments and those arguments. A
+    /// world's append names its snapshot as a third key and is refused (`ISLET_GONE`) when it is not
+    /// there: the world was deleted (its keys with it), and an append must not bring them back.
     static let appendScript = """
+        if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return redis.error_reply('ISLET_GONE') end
         local position = 2
         local ids = {}
         for entry = 1, tonumber(ARGV[1]) do
@@ -65,6 +68,24 @@ enum ClusterLog {
           end
         end
         return held
+        """
+
+    /// The last entry id of each stream (`0-0` for an empty one): `EVAL last N <streams…>`.
+    static let lastEntriesScript = """
+        local last = {}
+        for i, key in ipairs(KEYS) do
+          local entries = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+          last[i] = entries[1] and entries[1][1] or '0-0'
+        end
+        return last
+        """
+
+    /// Gives up the leases this node holds (a graceful stop): `EVAL release N <keys…> <node>`.
+    static let releaseScript = """
+        for i, key in ipairs(KEYS) do
+          if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+        end
+        return 1
         """
 
     /// Keeps the previous snapshot, stores the new one and trims the stream below the previous
@@ -115,24 +136,26 @@ enum ClusterLog {
         return fields
     }
 
+    /// This node's request number in an entry it proposed.
+    static func request(_ entry: Entry, node: String) -> UInt64? {
+        entry.text("n") == node ? entry.text("r").flatMap { UInt64($0) } : nil
+    }
+
     /// A world's entry as the engine applies it; `request` is set when `node` proposed it.
     static func orderedEntry(_ entry: Entry, node: String) throws(APIError) -> OrderedEntry {
         guard let wall = entry.integer("w") else { throw APIError(.internal, "entry \(entry.id) has no wall instant") }
         let cause: RevisionRecord.Cause
         switch entry.text("k") {
         case "b":
+            // An empty batch is a batch: every node's engine refuses it alike (invalid_argument).
             let value = try JSONParser.stored.parse(entry.fields["p"] ?? [])
-            guard let commands = value.arrayValue, !commands.isEmpty else {
-                throw APIError(.internal, "entry \(entry.id) holds no batch")
-            }
+            guard let commands = value.arrayValue else { throw APIError(.internal, "entry \(entry.id) holds no batch") }
             cause = .commands(commands)
         case "t": cause = .tick
         default: throw APIError(.internal, "entry \(entry.id) is neither a batch nor a tick")
         }
-        let mine = entry.text("n") == node
         return OrderedEntry(
-            cause: cause, wall: Instant(millisecondsSinceEpoch: wall),
-            request: mine ? entry.text("r").flatMap { UInt64($0) } : nil)
+            cause: cause, wall: Instant(millisecondsSinceEpoch: wall), request: Self.request(entry, node: node))
     }
 
     /// A creation or deletion in the control stream.

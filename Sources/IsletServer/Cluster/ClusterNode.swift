@@ -30,6 +30,8 @@ final class ClusterNode {
     private var retryTimer: LoopTimer?
     private var leaseTimer: LoopTimer?
     private var isClosed = false
+    /// The control stream was numbered from 1 again (`controlLost(_:seq:)`).
+    private var controlLost = false
 
     /// Every world this node replays, by simulation id.
     private var worlds: [String: ClusterWorld] = [:]
@@ -46,8 +48,8 @@ final class ClusterNode {
     private var deletions: [UInt64: (Result<Void, APIError>) -> Void] = [:]
     /// Set when this node created `default` with the demo: it loads the demo once `default` is served.
     private var loadsDemo = false
-    /// Work waiting until this node has applied the control stream up to an entry (`catchUp`).
-    private var catchUpWaiters: [(entry: String, body: () -> Void)] = []
+    /// Work waiting until this node has applied its streams up to some entries (`catchUp`).
+    private var catchUpWaiters: [CatchUp] = []
     /// Counts connection attempts, so a late callback of an abandoned attempt is ignored.
     private var generation = 0
 
@@ -87,13 +89,31 @@ final class ClusterNode {
     }
 
     /// Closes both connections for good (at shutdown).
-    func close() {
+    /// Stops; the clock leases this node holds are given up first, so another node takes each
+    /// world's clock at once rather than when the lease expires (at most `closeTimeout`).
+    func close(then completion: @escaping () -> Void) {
         self.isClosed = true
         self.leaseTimer?.cancel()
         self.retryTimer?.cancel()
-        self.writer?.close()
-        self.reader?.close()
+        var finished = false
+        var timeout: LoopTimer?
+        let finish = { [self] in
+            guard !finished else { return }
+            finished = true
+            timeout?.cancel()
+            self.writer?.close()
+            self.reader?.close()
+            completion()
+        }
+        let held = self.worlds.values.filter(\.leased).map { ClusterLog.lease($0.epoch) }.sorted()
+        guard !held.isEmpty, self.isConnected else { return finish() }
+        timeout = self.loop.scheduleTimer(after: Self.closeTimeout) { finish() }
+        let arguments = ["EVAL", ClusterLog.releaseScript, String(held.count)] + held + [self.settings.nodeID]
+        self.write(arguments.map { Array($0.utf8) }) { _ in finish() }
     }
+
+    /// How long a stop waits for Redis to give up its leases.
+    static let closeTimeout = Duration.seconds(1)
 
     /// `ok`, `lagging` (behind the log: the balancer should take this node out) or `unavailable`
     /// (Redis cannot be reached: every node is as far as this one, so reads stay served).
@@ -213,21 +233,40 @@ final class ClusterNode {
         guard let writer = self.writer, self.isConnected else {
             return reply(.failure(APIError(.unavailable, "the cluster's log (Redis) cannot be reached; retry later")))
         }
-        writer.send(arguments) { result in
-            switch result {
-            case .success(.error(let message)): reply(.failure(APIError(.unavailable, "Redis refused: \(message)")))
-            case .success(let value): reply(.success(value))
-            case .failure(let error): reply(.failure(APIError(.unavailable, "Redis: \(error.message)")))
-            }
+        writer.send(arguments) { result in self.reply(result, reply) }
+    }
+
+    /// A Redis reply as a result: an error reply is a failure.
+    private func reply(
+        _ result: Result<RedisReply, RedisConnectionError>, _ reply: (Result<RedisReply, APIError>) -> Void
+    ) {
+        switch result {
+        case .success(.error(let message)): reply(.failure(APIError(.unavailable, "Redis refused: \(message)")))
+        case .success(let value): reply(.success(value))
+        case .failure(let error): reply(.failure(APIError(.unavailable, "Redis: \(error.message)")))
         }
     }
 
     /// Appends entries (each its fields) to `stream` in one script call.
-    private func append(to stream: String, _ entries: [[[UInt8]]], reply: @escaping (Result<RedisReply, APIError>) -> Void) {
+    /// Appends entries (each its fields) to `stream` in one script call; to a world's stream
+    /// (`world` set) only while the world's snapshot is there (`not_found` once it is deleted).
+    private func append(
+        to stream: String, _ entries: [[[UInt8]]], world: ClusterWorld? = nil,
+        reply: @escaping (Result<RedisReply, APIError>) -> Void
+    ) {
+        var keys = [stream, ClusterLog.sequence(stream)]
+        if let world { keys.append(ClusterLog.snapshot(world.epoch)) }
         let arguments: [[UInt8]] =
-            [Array("EVAL".utf8), Array(ClusterLog.appendScript.utf8), Array("2".utf8), Array(stream.utf8),
-             Array(ClusterLog.sequence(stream).utf8)] + ClusterLog.appendArguments(entries)
-        self.write(arguments, reply: reply)
+            [Array("EVAL".utf8), Array(ClusterLog.appendScript.utf8), Array(String(keys.count).utf8)]
+            + keys.map { Array($0.utf8) } + ClusterLog.appendArguments(entries)
+        guard let writer = self.writer, self.isConnected else { return self.write(arguments, reply: reply) }
+        writer.send(arguments) { result in
+            // Redis puts its own code (`ERR`) before the script's message.
+            guard let world, case .success(.error(let message)) = result, message.hasSuffix("ISLET_GONE") else {
+                return self.reply(result, reply)
+            }
+            reply(.failure(self.lose(world, because: "its snapshot is gone")))
+        }
     }
 
     /// The end of a loop turn: each world's proposals of the turn go to Redis in one call.
@@ -235,7 +274,7 @@ final class ClusterNode {
         for world in self.worlds.values where !world.proposed.isEmpty {
             let proposed = world.proposed
             world.proposed = []
-            self.append(to: ClusterLog.stream(world.epoch), proposed.map(\.fields)) { result in
+            self.append(to: ClusterLog.stream(world.epoch), proposed.map(\.fields), world: world) { result in
                 guard case .failure(let error) = result else { return }
                 for proposal in proposed { proposal.completion(error) }
             }
@@ -287,6 +326,7 @@ final class ClusterNode {
     func create(
         _ id: String, genesis: Engine, tokens: SimulationTokens?, reply: @escaping (Result<Simulation, APIError>) -> Void
     ) {
+        guard !self.controlLost else { return reply(.failure(Self.controlLostError)) }
         let epoch = randomEpoch()
         self.writeGenesis(genesis, epoch: epoch) { [self] error in
             if let error { return reply(.failure(error)) }
@@ -309,6 +349,7 @@ final class ClusterNode {
         guard let world = self.worlds[simulation.id] else {
             return reply(.failure(APIError(.notFound, "no simulation \"\(simulation.id)\"")))
         }
+        guard !self.controlLost else { return reply(.failure(Self.controlLostError)) }
         let request = self.nextRequest
         self.nextRequest += 1
         self.deletions[request] = reply
@@ -319,13 +360,31 @@ final class ClusterNode {
         }
     }
 
+    /// The error creations and deletions get once the control stream is lost.
+    private static let controlLostError = APIError(
+        .unavailable, "the cluster's log lost its simulations (Redis lost its data): restart every node")
+
+    /// A control entry numbered from 1 again: Redis lost the control stream, so this node's worlds
+    /// and the log no longer agree. From now on creations and deletions are refused (the nodes
+    /// must be restarted); the entry's proposer, if this node, is answered.
+    private func controlLost(_ entry: ClusterLog.Entry, seq: UInt64) {
+        if !self.controlLost {
+            self.controlLost = true
+            self.logger.error(
+                "cluster: the control stream is numbered from \(seq) again (Redis lost its data); creations and deletions are refused until the nodes restart")
+        }
+        guard let request = ClusterLog.request(entry, node: self.proposer) else { return }
+        self.creations.removeValue(forKey: request)?(.failure(Self.controlLostError))
+        self.deletions.removeValue(forKey: request)?(.failure(Self.controlLostError))
+    }
+
     /// Applies one control entry, in the control stream's order.
     private func apply(control entry: ClusterLog.Entry) {
         let change: ClusterLog.Change
         do throws(APIError) { change = try ClusterLog.change(entry) } catch {
             return self.logger.error("cluster: a control entry is skipped", metadata: ["error": "\(error)"])
         }
-        let request = entry.text("n") == self.proposer ? entry.text("r").flatMap { UInt64($0) } : nil
+        let request = ClusterLog.request(entry, node: self.proposer)
         switch change {
         case .create(let id, let epoch, let created, let tokens):
             let exists = id != SimulationName.default && (self.worlds[id] != nil || self.loading[id] != nil)
@@ -335,6 +394,8 @@ final class ClusterNode {
                     ? APIError(.conflict, "simulation \"\(id)\" exists", field: "/id")
                     : self.server.simulationLimitError
                 if let request {
+                    // The refused world's genesis was this node's to write, and is its to delete.
+                    self.write((["DEL"] + ClusterLog.keys(of: epoch)).map { Array($0.utf8) }) { _ in }
                     self.server.metrics.refused(error)
                     self.creations.removeValue(forKey: request)?(.failure(error))
                 }
@@ -429,22 +490,41 @@ final class ClusterNode {
     }
 
     /// Runs `body` once this node has applied every creation and deletion the control stream
-    /// holds now (at once when Redis cannot be reached: there is nothing newer to wait for).
-    func catchUp(_ body: @escaping () -> Void) {
-        self.write(["XREVRANGE", ClusterLog.control, "+", "-", "COUNT", "1"].map { Array($0.utf8) }) { [weak self] result in
-            guard let self, case .success(let reply) = result,
-                let last = reply.elements?.first.flatMap(ClusterLog.entry)?.id
+    /// holds now and, with `worlds`, every entry each world's stream holds now (at once when
+    /// Redis cannot be reached: there is nothing newer to wait for).
+    func catchUp(worlds: Bool = false, _ body: @escaping () -> Void) {
+        let streams = worlds ? self.worlds.values.sorted { $0.id < $1.id } : []
+        let keys = [ClusterLog.control] + streams.map { ClusterLog.stream($0.epoch) }
+        let arguments = ["EVAL", ClusterLog.lastEntriesScript, String(keys.count)] + keys
+        self.write(arguments.map { Array($0.utf8) }) { [weak self] result in
+            guard let self, case .success(let reply) = result, let last = reply.elements?.compactMap(\.text),
+                last.count == keys.count
             else { return body() }
-            self.catchUpWaiters.append((last, body))
+            self.catchUpWaiters.append(
+                CatchUp(control: last[0], streams: Array(zip(streams, last.dropFirst())), body: body))
             self.runCaughtUp()
         }
+    }
+
+    /// Work waiting until this node has applied its streams up to the entries they held.
+    private struct CatchUp {
+        var control: String
+        var streams: [(world: ClusterWorld, entry: String)]
+        var body: () -> Void
     }
 
     private func runCaughtUp() {
         guard !self.catchUpWaiters.isEmpty, self.loading.isEmpty else { return }
         let applied = ClusterLog.order(self.control.entry)
-        let ready = self.catchUpWaiters.filter { ClusterLog.order($0.entry) <= applied }
-        self.catchUpWaiters.removeAll { ClusterLog.order($0.entry) <= applied }
+        let caughtUp = { (waiter: CatchUp) in
+            ClusterLog.order(waiter.control) <= applied
+                && waiter.streams.allSatisfy { world, entry in
+                    // A world deleted meanwhile has nothing more to wait for.
+                    self.worlds[world.id] !== world || ClusterLog.order(entry) <= ClusterLog.order(world.cursor.entry)
+                }
+        }
+        let ready = self.catchUpWaiters.filter(caughtUp)
+        self.catchUpWaiters.removeAll(where: caughtUp)
         for waiter in ready { waiter.body() }
     }
 
@@ -462,10 +542,11 @@ final class ClusterNode {
                 "simulation \"\(simulation.id)\" has no revision \(rev) to fork from: the earliest available is \(earliest ?? published), the latest \(published)",
                 field: "/from/rev")
         }
-        guard rev < published else { return completion(.failure(unavailable(nil))) }
         self.readSnapshot(world.epoch, previous: true) { [self] previous in
             self.readSnapshot(world.epoch) { [self] latest in
                 let snapshots = [previous, latest].compactMap { try? $0.get() }
+                // A revision yet to come names the earliest too: that of the oldest snapshot.
+                guard rev < published else { return completion(.failure(unavailable(snapshots.map(\.engine.rev).min()))) }
                 guard let base = snapshots.filter({ $0.engine.rev <= rev }).max(by: { $0.engine.rev < $1.engine.rev }) else {
                     return completion(.failure(unavailable(snapshots.map(\.engine.rev).min())))
                 }
@@ -506,7 +587,7 @@ final class ClusterNode {
     private func read() {
         guard let reader = self.reader, self.isConnected, !self.reading else { return }
         self.reading = true
-        let worlds = self.worlds.values.sorted { $0.id < $1.id }
+        let worlds = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
         var arguments = ["XREAD", "COUNT", String(Self.readCount), "BLOCK", "2000", "STREAMS", ClusterLog.control]
         arguments += worlds.map { ClusterLog.stream($0.epoch) }
         arguments.append(self.control.entry)
@@ -534,6 +615,12 @@ final class ClusterNode {
         if let entries = streams[ClusterLog.control] {
             full = full || entries.count >= Self.readCount
             for entry in entries {
+                // `default`'s entry 0-1 is numbered 0; every later one from 1 up.
+                if let seq = entry.seq, self.controlLost || (entry.id != "0-1" && seq <= self.control.seq) {
+                    self.control.entry = entry.id
+                    self.controlLost(entry, seq: seq)
+                    continue
+                }
                 self.control = ClusterLog.Cursor(entry: entry.id, seq: entry.seq ?? self.control.seq)
                 self.apply(control: entry)
             }
@@ -555,12 +642,17 @@ final class ClusterNode {
     }
 
     private func apply(_ entries: [ClusterLog.Entry], to world: ClusterWorld) {
-        guard let live = world.simulation?.live else { return }
+        guard let live = world.simulation?.live, !world.lost else { return }
         var ordered: [OrderedEntry] = []
         for entry in entries {
             if let seq = entry.seq, seq != world.cursor.seq + 1 {
-                // The stream was trimmed past this node's position: start again from the snapshot.
                 live.applyOrdered(ordered)
+                // Numbered from 1 again: Redis lost the stream (its counter with it).
+                guard seq > world.cursor.seq else {
+                    _ = self.lose(world, because: "its entries are numbered from \(seq) again")
+                    return
+                }
+                // The stream was trimmed past this node's position: start again from the snapshot.
                 return self.reloadAfterGap(world, expected: world.cursor.seq + 1, found: seq)
             }
             world.cursor = ClusterLog.Cursor(entry: entry.id, seq: entry.seq ?? world.cursor.seq + 1)
@@ -569,10 +661,32 @@ final class ClusterNode {
                 ordered.append(try ClusterLog.orderedEntry(entry, node: self.proposer))
             } catch {
                 self.logger.error("cluster: an entry is skipped", metadata: ["islet.sim": "\(world.id)", "error": "\(error)"])
+                // Its proposer, if this node, is answered (else it and the reads behind it wait for ever).
+                guard let request = ClusterLog.request(entry, node: self.proposer) else { continue }
+                live.applyOrdered(ordered)
+                ordered = []
+                live.refuseProposal(request, error)
             }
         }
         live.applyOrdered(ordered)
         self.snapshotIfDue(world)
+    }
+
+    /// The log no longer holds the world's history (it was deleted on another node, or Redis lost
+    /// its data): this node stops reading and proposing for it, refuses its commands and keeps
+    /// serving its last state. Answers the error its proposals get.
+    private func lose(_ world: ClusterWorld, because reason: String) -> APIError {
+        let error = APIError(
+            .unavailable,
+            "simulation \"\(world.id)\" is no longer in the cluster's log (deleted on another node, or Redis lost its data); its last state stays readable")
+        guard !world.lost else { return error }
+        self.logger.error("cluster: a simulation's log is lost", metadata: ["islet.sim": "\(world.id)", "reason": "\(reason)"])
+        world.lost = true
+        world.leased = false
+        world.proposed = []
+        world.simulation?.live.logLost(error)
+        self.wakeReader()
+        return error
     }
 
     private func reloadAfterGap(_ world: ClusterWorld, expected: UInt64, found: UInt64) {
@@ -582,6 +696,10 @@ final class ClusterNode {
         world.reloading = true
         self.readSnapshot(world.epoch) { [self] result in
             world.reloading = false
+            if case .failure(let error) = result, error.code != .unavailable {
+                _ = self.lose(world, because: error.message)
+                return
+            }
             guard case .success(let snapshot) = result, let simulation = world.simulation else { return }
             world.cursor = snapshot.cursor
             simulation.live.reload(snapshot.engine, wall: snapshot.wall)
@@ -595,8 +713,8 @@ final class ClusterNode {
 
     /// Renews this node's clock leases and takes the free ones.
     private func sweepLeases() {
-        guard self.isConnected, !self.worlds.isEmpty else { return }
-        let worlds = self.worlds.values.sorted { $0.id < $1.id }
+        let worlds = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
+        guard self.isConnected, !worlds.isEmpty else { return }
         var arguments = ["EVAL", ClusterLog.leaseScript, String(worlds.count)]
         arguments += worlds.map { ClusterLog.lease($0.epoch) }
         arguments += [self.settings.nodeID, String(self.settings.leaseMilliseconds)]
@@ -660,6 +778,8 @@ final class ClusterWorld: SharedOrder {
     var sinceSnapshot = 0
     var snapshotInFlight = false
     var reloading = false
+    /// The log no longer holds this world's history (`ClusterNode.lose`).
+    var lost = false
     /// This turn's proposals, appended together at the end of the turn (`ClusterNode.flush`).
     var proposed: [(fields: [[UInt8]], completion: (APIError?) -> Void)] = []
 
@@ -670,7 +790,7 @@ final class ClusterWorld: SharedOrder {
         self.cursor = cursor
     }
 
-    var isAvailable: Bool { self.node.isConnected && !self.reloading }
+    var isAvailable: Bool { self.node.isConnected && !self.reloading && !self.lost }
     var holdsClock: Bool { self.leased && self.node.isConnected }
 
     func append(_ cause: RevisionRecord.Cause, wall: Instant, request: UInt64, completion: @escaping (APIError?) -> Void) {

@@ -220,6 +220,12 @@ final class LiveSimulation {
         self.refreshWakeUp()
     }
 
+    /// Answers one proposal with `error`: its entry is in the log but cannot be applied.
+    func refuseProposal(_ request: UInt64, _ error: APIError) {
+        self.proposals.removeValue(forKey: request)?(.failure(error))
+        self.runWaitingIfIdle()
+    }
+
     /// Answers every proposal still waiting with `error`: the log went away (whether they were
     /// appended is not known; a retry may apply a batch twice), or the world was deleted.
     func abandonProposals(_ error: APIError) {
@@ -242,6 +248,14 @@ final class LiveSimulation {
         let waiting = self.waiting
         self.waiting = []
         for body in waiting { body() }
+    }
+
+    /// The shared log lost this world: as after a store failure, commands are refused with
+    /// `error` from now on and the state last published stays served.
+    func logLost(_ error: APIError) {
+        guard self.failure == nil else { return }
+        self.failure = error
+        self.abandonProposals(error)
     }
 
     private static let storeFailure = APIError(.internal, "the store failed; the server accepts no more commands")
