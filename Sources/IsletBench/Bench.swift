@@ -13,3 +13,11 @@ public struct Bench: AsyncParsableCommand {
 
     public init() {}
 }
+
+/// Refuses a count a run cannot measure (a usage error, exit 64): zero subscribers, clients or
+/// records would divide by zero or wait for ever.
+func requirePositive(_ counts: KeyValuePairs<String, Int>) throws {
+    for (name, value) in counts where value < 1 {
+        throw ValidationError("--\(name) must be at least 1, not \(value)")
+    }
+}

@@ -21,6 +21,10 @@ struct BenchBroadcast: AsyncParsableCommand {
     @Option(help: "Broadcasts sent, one after the other (each waits for its patch).")
     var runs = 10
 
+    func validate() throws {
+        try requirePositive(["subscribers": self.subscribers, "runs": self.runs])
+    }
+
     func run() async throws {
         let server = try ServerProcess.launch(extraArguments: ["--demo", "off"])
         defer { server.stop() }

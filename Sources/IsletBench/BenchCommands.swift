@@ -52,6 +52,10 @@ struct BenchCommands: AsyncParsableCommand {
     var command =
         #"{"type":"activity.update","id":"a{k}","content":{"state":{"status":"s{n}","eta":5},"relevanceScore":50}}"#
 
+    func validate() throws {
+        try requirePositive(["clients": self.clients, "window": self.window, "keys": self.keys, "seconds": self.seconds])
+    }
+
     func run() async throws {
         let directory = self.dir ?? FileManager.default.temporaryDirectory.path + "/islet-bench-commands-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

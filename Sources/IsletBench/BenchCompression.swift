@@ -29,6 +29,10 @@ struct BenchCompression: AsyncParsableCommand {
     @Option(help: "Connections that each exchange one message, to measure server memory per connection (0: skip).")
     var memoryConnections = 500
 
+    func validate() throws {
+        try requirePositive(["messages": self.messages, "connections": self.connections, "window": self.window])
+    }
+
     func run() async throws {
         var logger = Logger(label: "islet.bench")
         logger.logLevel = .warning

@@ -23,6 +23,10 @@ struct BenchEngine: ParsableCommand {
     @Option(help: "Widget-world runs: single (one 24 h step), stepped (one-minute steps), both.") var widgetRuns =
         "single"
 
+    func validate() throws {
+        try requirePositive(["activities": self.activities, "apps": self.apps, "updates": self.updates, "entries": self.entries])
+    }
+
     func run() throws {
         let benchmark = EngineBenchmark(
             activities: self.activities, apps: self.apps, updates: self.updates, skipStepped: self.skipStepped,

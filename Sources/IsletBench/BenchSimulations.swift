@@ -31,6 +31,10 @@ struct BenchSimulations: AsyncParsableCommand {
     @Option(help: "Revisions of a simulation then forked at its last but one while another client reads (0: skip).")
     var pastRevisions = 2000
 
+    func validate() throws {
+        try requirePositive(["count": self.count])
+    }
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-sims-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

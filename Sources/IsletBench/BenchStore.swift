@@ -30,6 +30,14 @@ struct BenchStore: ParsableCommand {
     @Flag(help: "Measure appends only.")
     var skipRecovery = false
 
+    func validate() throws {
+        try requirePositive(["commits": self.commits, "records": self.records, "snapshot-every": self.snapshotEvery])
+        // The log's last snapshot is one interval before its end: a shorter log has none.
+        guard self.skipRecovery || self.records > self.snapshotEvery else {
+            throw ValidationError("--records (\(self.records)) must be more than --snapshot-every (\(self.snapshotEvery))")
+        }
+    }
+
     func run() throws {
         let directory = try self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -133,15 +133,17 @@ struct StoreBenchmark: Sendable {
         report("\nmax RSS of this process: \(maxResidentMiB()) MiB")
     }
 
-    /// Records in groups of 1,000; a snapshot every `snapshotEvery` records, except at the very end,
-    /// so the tail is a full interval long (the worst case: killed just before the next snapshot).
+    /// Records in groups of up to 1,000 (a group ends where a snapshot falls); a snapshot every
+    /// `snapshotEvery` records, except at the very end, so the tail is a full interval long (the
+    /// worst case: killed just before the next snapshot).
     private func writeRecoveryLog(path: String) throws {
         let log = try CommandLog(path: path, durability: .normal, logger: silentLogger)
         var bytes = PayloadBytes(seed: 7)
         let snapshotPayload = bytes.next(self.snapshotBytes)
         var sequence: UInt64 = 0
         while sequence < UInt64(self.records) {
-            let count = min(1000, UInt64(self.records) - sequence)
+            let toSnapshot = UInt64(self.snapshotEvery) - sequence % UInt64(self.snapshotEvery)
+            let count = min(1000, UInt64(self.records) - sequence, toSnapshot)
             let batch = (1...count).map {
                 LogRecord(
                     sequence: sequence + $0, instant: Int64(sequence + $0), kind: .batch,

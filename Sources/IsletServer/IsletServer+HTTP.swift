@@ -114,6 +114,13 @@ extension IsletServer {
         }
     }
 
+    /// The response to a refusal found after the route returned (a fork waiting for its source,
+    /// a cluster's creation), counted as the route's own refusals are.
+    func refusal(_ error: APIError) -> HTTPResponse {
+        self.metrics.refused(error)
+        return error.httpResponse()
+    }
+
     private func jsonBody(of request: HTTPRequest) throws(APIError) -> JSONValue {
         let mediaType = request.headers["content-type"]?.split(separator: ";").first?
             .trimmingCharacters(in: " ").lowercased()

@@ -103,7 +103,7 @@ extension IsletServer {
             guard let self else { return }
             let reply: RouteReply
             do throws(APIError) { reply = try body(try self.simulation(named: id)) } catch {
-                reply = .now(error.httpResponse())
+                reply = .now(self.refusal(error))
             }
             if case .now(let response) = reply { context.respondLater(response) }
         }
@@ -286,7 +286,7 @@ extension IsletServer {
             if let failure = simulation.live.failure, !simulation.live.holdsPublishedState {
                 reply = .now(failure.httpResponse())
             } else {
-                do throws(APIError) { reply = try body(simulation) } catch { reply = .now(error.httpResponse()) }
+                do throws(APIError) { reply = try body(simulation) } catch { reply = .now(self.refusal(error)) }
             }
             if !answered {
                 immediate = reply

@@ -48,8 +48,13 @@ struct CapMetricsTests {
         let simulation = transport.request(
             .POST, "/v1/simulations", headers: Self.json, body: Array(#"{"id":"two"}"#.utf8))
         #expect(simulation?.status == 422)
+        // A fork is refused after its source's pipeline is idle, not by the route itself: counted too.
+        let fork = transport.request(
+            .POST, "/v1/simulations", headers: Self.json, body: Array(#"{"id":"three","from":{"simulation":"default"}}"#.utf8))
+        server.flush()
+        #expect(fork?.status == 422)
         #expect(try Self.sample(#"islet_limit_refusals_total{limit="templates"}"#, transport) == 1)
-        #expect(try Self.sample(#"islet_limit_refusals_total{limit="simulations"}"#, transport) == 1)
+        #expect(try Self.sample(#"islet_limit_refusals_total{limit="simulations"}"#, transport) == 2)
         #expect(try Self.sample(#"islet_limit_refusals_total{limit="apps"}"#, transport) == 0)
         _ = server
     }

@@ -50,20 +50,29 @@ extension Engine {
         self.apps[appID]?.modifyBudget(kind) { $0 = Budget() }
         self.changes.apps.insert(appID)
         guard kind == .push, let app = self.apps[appID], self.budgetLimit(app, .push) > 0 else { return }
+        self.deliverThrottled(appID)
+    }
+
+    /// Delivers an app's throttled pushes, in arrival order, while its budget lasts.
+    private mutating func deliverThrottled(_ appID: String) {
         while let first = self.apps[appID]?.throttled.first, self.charge(appID, .push) {
             self.apps[appID]?.throttled.removeFirst()
             self.deliverHeld(first)
         }
     }
 
-    /// Delivers, after a `config.set`, the throttled pushes of apps whose budget has no open
-    /// window (it was spent under a limit of 0), while the new limit lasts.
+    /// Delivers, after a `config.set`, throttled pushes that the new limit has budget for: at
+    /// once, so a push arriving later does not overtake them (LA-11 "applied when budget
+    /// returns", in arrival order). A budget with no open window (spent under a limit of 0)
+    /// starts a new one.
     mutating func releaseThrottledPushes() {
         for appID in self.apps.keys.sorted() {
-            guard let app = self.apps[appID], !app.throttled.isEmpty, app.budget(.push).windowStart == nil else {
-                continue
+            guard let app = self.apps[appID], !app.throttled.isEmpty, self.budgetLimit(app, .push) > 0 else { continue }
+            if app.budget(.push).windowStart == nil {
+                self.resetBudget(appID, .push)
+            } else {
+                self.deliverThrottled(appID)
             }
-            self.resetBudget(appID, .push)
         }
     }
 

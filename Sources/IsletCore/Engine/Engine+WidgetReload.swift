@@ -7,7 +7,8 @@ internal import HashTreeCollections
 /// (reasons `app`, `push`, and the timeline's policy) happens at or after the instant asked for,
 /// at least `widgetMinReloadIntervalSeconds` after the widget's previous reload (WK-5), and only
 /// while fewer than `widgetReloadsPerDay` charged reloads fall in the last 24 h (WK-4); a free
-/// one happens at once. One reload waits per widget: a later request joins the earlier one.
+/// one happens at the instant asked for (at once when none is). One reload waits per widget: a
+/// later request joins the earlier one.
 extension Engine {
     /// WK-10: the reasons of the free reload that asks a new or reconfigured widget's provider.
     static let timelineRequestReasons: Set<String> = ["created", "configured"]
@@ -47,6 +48,15 @@ extension Engine {
         let inForeground = widget.device.flatMap { self.devices[$0]?.foregroundApp } == widget.app
         let charged = WidgetReloadRequest.chargedReasons.contains(reason) && !(inForeground && reason != "policy")
         guard charged else {
+            // WK-5: not before the instant asked for; a later request joins an earlier one.
+            if notBefore > self.now {
+                if let waiting = widget.reload.scheduled, waiting.at <= notBefore { return waiting.at }
+                let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: notBefore)
+                widget.reload.scheduled = ScheduledReload(at: notBefore, reason: reason, charged: false, deadline: sequence)
+                widget.dirty.insert(.reload)
+                self.commit(widget, slot: slot)
+                return notBefore
+            }
             // WK-4, WK-9: free reloads happen at once and satisfy any reload that was waiting.
             self.perform(&widget.reload, slot: slot, reason: reason, charged: false)
             widget.dirty.insert(.reload)
@@ -90,15 +100,18 @@ extension Engine {
     /// Only the widget's reload state is taken out of the table and put back (a day's policy
     /// reloads fall for every widget: copying each widget out would retain all its parts).
     mutating func scheduledReloadFalls(due slot: Int32) {
+        let now = self.now
         let taken = self.widgets.modify(slot: slot) { widget -> WidgetReload? in
-            guard widget.reload.scheduled != nil else { return nil }
+            // A deadline of a reload that an earlier one replaced finds nothing due yet.
+            guard let waiting = widget.reload.scheduled, waiting.at <= now else { return nil }
             // Moved out, so that its charges can grow without being copied.
             defer { widget.reload = WidgetReload() }
             return widget.reload
         }
         guard var reload = taken ?? nil, let waiting = reload.scheduled else { return }
         reload.scheduled = nil
-        if let earliest = self.earliestChargedReload(reload, notBefore: self.now), earliest > self.now {
+        // A free reload waited only for its instant (WK-5); a charged one may wait again.
+        if waiting.charged, let earliest = self.earliestChargedReload(reload, notBefore: self.now), earliest > self.now {
             let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
             reload.scheduled = ScheduledReload(at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
         } else {

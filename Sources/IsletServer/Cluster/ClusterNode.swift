@@ -396,7 +396,6 @@ final class ClusterNode {
                 if let request {
                     // The refused world's genesis was this node's to write, and is its to delete.
                     self.write((["DEL"] + ClusterLog.keys(of: epoch)).map { Array($0.utf8) }) { _ in }
-                    self.server.metrics.refused(error)
                     self.creations.removeValue(forKey: request)?(.failure(error))
                 }
                 return

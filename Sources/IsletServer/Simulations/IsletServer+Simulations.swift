@@ -87,7 +87,7 @@ extension IsletServer {
                             id, engine: try result.get(), clock: request.clock(at: self.now), tokens: request.tokens,
                             demo: request.demo, context)
                     } catch {
-                        reply = .now(error.httpResponse())
+                        reply = .now(self.refusal(error))
                     }
                     if case .now(let response) = reply { context.respondLater(response) }
                 }
@@ -114,7 +114,7 @@ extension IsletServer {
                 do throws(APIError) {
                     response = try self.fork(id, of: source, at: rev, engine, request, context)
                 } catch {
-                    response = error.httpResponse()
+                    response = self.refusal(error)
                 }
                 context.respondLater(response)
             }
@@ -151,7 +151,7 @@ extension IsletServer {
         cluster.create(id, genesis: genesis, tokens: tokens) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .failure(let error): context.respondLater(error.httpResponse())
+            case .failure(let error): context.respondLater(self.refusal(error))
             case .success(let simulation):
                 guard demo else { return context.respondLater(Self.createdResponse(simulation)) }
                 self.loadDemo(into: simulation)
@@ -283,7 +283,7 @@ extension IsletServer {
         if let cluster = self.cluster {
             cluster.delete(simulation) { result in
                 switch result {
-                case .failure(let error): context.respondLater(error.httpResponse())
+                case .failure(let error): context.respondLater(self.refusal(error))
                 case .success:
                     context.respondLater(.json200(JSONValue.object(["id": .string(simulation.id), "deleted": true]).encoded))
                 }
@@ -321,7 +321,7 @@ extension IsletServer {
             guard let self else { return }
             let reply: RouteReply
             do throws(APIError) { reply = try self.deleteSimulation(source, context, retried: retried) } catch {
-                reply = .now(error.httpResponse())
+                reply = .now(self.refusal(error))
             }
             if case .now(let response) = reply { context.respondLater(response) }
         }

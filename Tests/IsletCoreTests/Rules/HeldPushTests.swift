@@ -89,6 +89,20 @@ import Testing
         try sim.expectPatchesReplay()
     }
 
+    @Test("LA-11 a config.set that raises the budget mid-window delivers the throttled push at once, so a later push does not overtake it and is not replaced by it at the window's end")
+    func raisedBudgetKeepsArrivalOrder() throws {
+        var sim = try Self.overBudget(["a1"])
+        #expect(try sim.run(Self.push("a1", "held")).results[0] == ["applied": false, "reason": "throttled"])
+        let raised = try sim.run(["type": "config.set", "values": ["pushBudgetPerHour": 5]])
+        #expect(raised.ops.contains { $0.path == "/activities/a1/content/state/status" })
+        #expect(sim.get("/activities/a1/content/state/status") == "held")
+        #expect(sim.get("/apps/coffee/pending/throttled") == 0)
+        #expect(try sim.run(Self.push("a1", "newer")).results[0]["applied"] == true)
+        try sim.advance(seconds: 3600)
+        #expect(sim.get("/activities/a1/content/state/status") == "newer")
+        try sim.expectPatchesReplay()
+    }
+
     @Test("AP-9 an end is never lost: it replaces a waiting update, and a later update does not replace it")
     func ap9KeepsEnds() throws {
         var sim = try Self.overBudget(["a1"])

@@ -137,7 +137,7 @@ import Testing
     }
 
     @Test(
-        "WK-5 a charged reload happens at least 5 minutes after the previous one, never before the instant asked; free ones at once"
+        "WK-5 a charged reload happens at least 5 minutes after the previous one, never before the instant asked; free ones without the spacing, but not before the instant asked either"
     )
     func wk5Spacing() throws {
         var sim = try Simulation.widgets()
@@ -159,6 +159,17 @@ import Testing
         let free = try sim.run(["type": "widget.reload", "id": "w", "reason": "intent"]).results[0]
         #expect(free == ["scheduledAt": "2026-11-22T08:05:00Z"])
         #expect(sim.get("/widgets/w/reload/count") == 4)
+        // A free reload skips the spacing, never the instant asked for.
+        let asked = try sim.run([
+            "type": "widget.reload", "id": "w", "reason": "system", "at": "2026-11-22T09:00:00Z",
+        ]).results[0]
+        #expect(asked == ["scheduledAt": "2026-11-22T09:00:00Z"])
+        try sim.advance(seconds: 3299)
+        #expect(sim.get("/widgets/w/reload/count") == 4)
+        try sim.advance(seconds: 1)
+        #expect(sim.get("/widgets/w/reload/count") == 5)
+        #expect(sim.get("/widgets/w/reload/lastAt") == "2026-11-22T09:00:00Z")
+        #expect(sim.get("/widgets/w/reload/lastReason") == "system")
         try sim.expectPatchesReplay()
     }
 

@@ -1,0 +1,31 @@
+import IsletTestSupport
+import Testing
+
+/// `islet bench` refuses counts it cannot measure with a usage error, rather than dividing by
+/// zero (a crash) or waiting for ever for connections that never come.
+@Suite("islet bench option checks")
+struct BenchOptionsTests {
+    @Test(
+        "a zero count is a usage error naming the option (exit 64), and a store log too short for a snapshot is refused",
+        arguments: [
+            (["engine", "--activities", "0"], "--activities must be at least 1, not 0"),
+            (["engine", "--apps", "0"], "--apps must be at least 1, not 0"),
+            (["simulations", "--count", "0"], "--count must be at least 1, not 0"),
+            (["commands", "--clients", "0"], "--clients must be at least 1, not 0"),
+            (["compression", "--connections", "0"], "--connections must be at least 1, not 0"),
+            (["broadcast", "--subscribers", "0"], "--subscribers must be at least 1, not 0"),
+            (["store", "--records", "100", "--snapshot-every", "100"], "--records (100) must be more than --snapshot-every (100)"),
+        ])
+    func zeroCounts(arguments: [String], message: String) throws {
+        let run = try runIslet(["bench"] + arguments)
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.contains(message), "\(run.errors)")
+    }
+
+    @Test("bench store puts a snapshot every --snapshot-every records even when that is not a multiple of its 1,000-record groups")
+    func storeSnapshotInterval() throws {
+        let run = try runIslet(["bench", "store", "--commits", "2", "--records", "100", "--snapshot-every", "30"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("snapshot at 90,"), "\(run.output)")
+    }
+}
