@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import IsletServer
 import Logging
@@ -179,23 +180,28 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let server: RunningServer
+        let log = configuration.store.path
+        let logExisted = log == ":memory:" || FileManager.default.fileExists(atPath: log)
         do {
             server = try await RunningServer.start(configuration: configuration, logger: logger, handleSignals: true)
-        } catch let error as ConfigurationError {
-            printError("islet serve: \(error)")
-            throw ExitCode(2)
-        } catch let error as ScenarioError {
-            printError("islet serve: --replay \(self.replay ?? ""): \(error)")
-            throw ExitCode(2)
-        } catch let error where CommandLogFile.isOperatorError(error) {
-            printError("islet serve: \(error)")
-            throw ExitCode(2)
-        } catch let error where RunningServer.isUnusableSetting(error) {
-            printError("islet serve: \(error)")
-            throw ExitCode(2)
         } catch {
-            printError("islet serve: \(error)")
-            throw ExitCode(1)
+            // A start that failed (a port in use) leaves no new log behind: the next start
+            // would take its epoch and its --virtual-clock instead of the ones it is given.
+            if !logExisted {
+                for file in [log, log + "-wal", log + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+            }
+            switch error {
+            case let error as ScenarioError:
+                printError("islet serve: --replay \(self.replay ?? ""): \(error)")
+                throw ExitCode(2)
+            case is ConfigurationError,
+                _ where CommandLogFile.isOperatorError(error) || RunningServer.isUnusableSetting(error):
+                printError("islet serve: \(error)")
+                throw ExitCode(2)
+            default:
+                printError("islet serve: \(error)")
+                throw ExitCode(1)
+            }
         }
         printListening(host: configuration.host, port: server.port, securePort: server.securePort)
         let termination = await server.terminated()

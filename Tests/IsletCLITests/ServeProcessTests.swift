@@ -1,3 +1,4 @@
+import Foundation
 import IsletCore
 import IsletTestSupport
 import Testing
@@ -43,6 +44,27 @@ struct ServeProcessTests {
         for client in clients { #expect(try client.readClose() == 1001) }
         #expect(try process.waitForExit() == 0)
         #expect(throws: TestClientError.self) { _ = try TestSocket.connect(port: port) }
+    }
+
+    @Test("a start that fails (its port in use) leaves no new log behind, so the next start gets the --virtual-clock it is given")
+    func failedStartLeavesNoLog() throws {
+        try withTemporaryDirectory { dir in
+            let holder = try IsletProcess(arguments: ["serve", "--port", "0", "--db", ":memory:", "--demo", "off"])
+            let busy = try holder.waitForListening()
+            defer { holder.send(signal: SIGTERM) }
+            let log = dir.file("fresh.sqlite")
+            let refused = try IsletProcess(arguments: [
+                "serve", "--port", String(busy), "--db", log, "--demo", "off", "--virtual-clock", "2021-05-05T00:00:00Z",
+            ])
+            #expect(try refused.waitForExit() != 0)
+            #expect(!FileManager.default.fileExists(atPath: log))
+            let started = try IsletProcess(arguments: [
+                "serve", "--port", "0", "--db", log, "--demo", "off", "--virtual-clock", "2030-01-01T00:00:00Z",
+            ])
+            let port = try started.waitForListening()
+            defer { started.send(signal: SIGTERM) }
+            #expect(try TestHTTP.request(port: port, "/v1/clock").json()["result"]?["now"] == "2030-01-01T00:00:00Z")
+        }
     }
 
     @Test("a non-loopback address without --admin-token is refused with exit code 2")

@@ -56,7 +56,8 @@ public struct ForecastRequest: Sendable, Hashable {
                 guard let feature = RankingFeature(rawValue: featureName) else {
                     throw APIError(.invalidArgument, "unknown forecast parameter \"\(name)\"", field: field)
                 }
-                self.weights[feature] = try Self.number(value, field)
+                // Either spelling names the weight as the body does (`/weights/habit`).
+                self.weights[feature] = try Self.number(value, JSONPointer(tokens: ["weights", featureName]))
             }
         }
         try self.validate()
@@ -90,7 +91,7 @@ public struct ForecastRequest: Sendable, Hashable {
 
     private func validate() throws(APIError) {
         guard self.hours > 0, self.hours <= Self.maxHours else {
-            throw APIError(.invalidArgument, "hours is from 0 to \(Int(Self.maxHours))", field: "/hours")
+            throw APIError(.invalidArgument, "hours is more than 0 and at most \(Int(Self.maxHours))", field: "/hours")
         }
         guard self.stepSeconds >= Self.minStepSeconds, self.stepSeconds <= self.hours * 3600 else {
             throw APIError(.invalidArgument, "step is from 60 s to the whole horizon", field: "/step")

@@ -35,6 +35,8 @@ public final class StoreCommitStage: CommitStage {
     private let everyMilliseconds: Int64
     private var lastSnapshot: (rev: UInt64, wall: Instant)
     private var snapshotInFlight = false
+    /// A fork's genesis being encoded or written: a close before it lands writes it itself.
+    private var pendingGenesis: PublishedState?
     private let logger: Logger
 
     /// - Parameters:
@@ -86,7 +88,13 @@ public final class StoreCommitStage: CommitStage {
     }
 
     public func writeGenesis(_ engine: Engine, wall: Instant, completion: @escaping (_ written: Bool) -> Void) {
-        self.write(PublishedState(engine: engine, wall: wall, history: RevisionHistory(maxRevisions: 0, maxBytes: 0)), then: completion)
+        let genesis = PublishedState(engine: engine, wall: wall, history: RevisionHistory(maxRevisions: 0, maxBytes: 0))
+        self.pendingGenesis = genesis
+        let this = Unchecked(self)
+        self.write(genesis) { written in
+            if written { this.value.pendingGenesis = nil }
+            completion(written)
+        }
     }
 
     /// Encodes `state` off the loop and writes it on the log's thread; `completion` then runs on
@@ -131,12 +139,16 @@ public final class StoreCommitStage: CommitStage {
     }
 
     /// Writes a last snapshot when revisions were published since the latest one (so the next
-    /// start replays nothing), waits for pending writes, and closes the log.
+    /// start replays nothing), waits for pending writes, and closes the log. A snapshot still
+    /// being encoded off the loop would land after the close and do nothing: a genesis then is
+    /// written here, and the last snapshot is written whatever the one in flight was.
     public func close(_ state: PublishedState?, completion: @escaping () -> Void) {
         let box = self.box
-        let final = state.flatMap { $0.engine.rev > self.lastSnapshot.rev ? $0 : nil }
+        let genesis = self.pendingGenesis
+        let final = state.flatMap { $0.engine.rev > self.lastSnapshot.rev || self.snapshotInFlight ? $0 : nil }
         let logger = self.logger
         let finish: @Sendable () -> Void = {
+            if let genesis { _ = box.write(Self.encode(genesis), rev: genesis.engine.rev, wall: genesis.wall, logger: logger) }
             if let final { _ = box.write(Self.encode(final), rev: final.engine.rev, wall: final.wall, logger: logger) }
             box.close()
         }

@@ -92,7 +92,8 @@ import Testing
         "forecast parameters from the query or a body; bad ones name the parameter",
         arguments: [
             ("hours=0", "/hours"), ("step=5s", "/step"), ("step=1x", "/step"), ("weights.luck=1", "/weights.luck"),
-            ("hours=200", "/hours"), ("habit=1000", "/weights/habit"),
+            ("hours=200", "/hours"), ("habit=1000", "/weights/habit"), ("habit=abc", "/weights/habit"),
+            ("weights.habit=abc", "/weights/habit"),
         ])
     func parameters(query: String, field: String) throws {
         let pairs = query.split(separator: "&").map { part -> (name: String, value: String) in
