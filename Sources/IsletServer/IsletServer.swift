@@ -176,7 +176,9 @@ public final class IsletServer {
         // 503 once a simulation's store failed: it accepts no more commands until a restart.
         self.router.add(.GET, "/healthz", access: .open) { (_: RouteContext) throws(APIError) -> RouteReply in
             guard let server = this.value else { throw APIError(.internal, "server gone") }
-            let failed = server.order.filter { server.simulations[$0]?.live.failure != nil }
+            let failed = server.order.filter { id in
+                server.simulations[id].map { $0.live.failure != nil && !$0.live.isLost } ?? false
+            }
             guard failed.isEmpty else {
                 let body: JSONValue = ["status": "store_failed", "simulations": .array(failed.map(JSONValue.string))]
                 return .now(HTTPResponse(status: 503, headers: ["content-type": "application/json"], body: body.encoded))

@@ -185,10 +185,11 @@ struct Serve: AsyncParsableCommand {
         do {
             server = try await RunningServer.start(configuration: configuration, logger: logger, handleSignals: true)
         } catch {
-            // A start that failed (a port in use) leaves no new log behind: the next start
-            // would take its epoch and its --virtual-clock instead of the ones it is given.
-            if !logExisted {
-                for file in [log, log + "-wal", log + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+            // A start that could not bind (a port in use) after it made a new log leaves none
+            // behind: the next start would take its epoch and its --virtual-clock instead of the
+            // ones it is given. (A store in use by another start is that start's: left alone.)
+            if !logExisted, RunningServer.isUnusableSetting(error) {
+                for file in [log, log + "-wal", log + "-shm", log + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
             }
             switch error {
             case let error as ScenarioError:

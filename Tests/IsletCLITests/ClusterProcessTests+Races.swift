@@ -56,9 +56,12 @@ extension ClusterProcessTests {
                 }
                 #expect(statuses.withLock { $0.sorted() } == [201, 409, 409])
             }
+            var doomed: [String] = []
             for round in 0..<10 {
                 let id = "doomed\(round)"
-                #expect(try TestHTTP.createSimulation(port: ports[0], ["id": .string(id)]).status == 201)
+                let created = try TestHTTP.createSimulation(port: ports[0], ["id": .string(id)])
+                #expect(created.status == 201)
+                doomed.append(try #require(try created.json()["epoch"]?.stringValue))
                 onThreads(2) { index in
                     if index == 0 {
                         _ = try? TestHTTP.request(port: ports[2], "DELETE", "/v1/simulations/\(id)")
@@ -74,10 +77,12 @@ extension ClusterProcessTests {
             }
             // Six worlds (default and one per creation race), each with its snapshot and no more.
             try waitUntil(timeout: .seconds(5), "only the living worlds' snapshots are left") {
-                try redis.count("islet:snap:*") == 6
+                try redis.count("islet:snap:*") - redis.count("islet:snap:*:prev") == 6
             }
-            try waitUntil(timeout: .seconds(5), "no deleted world's stream is left") {
-                try redis.count("islet:log:*") <= 6 * 2
+            for epoch in doomed {
+                try waitUntil(timeout: .seconds(5), "no key of deleted world \(epoch) is left") {
+                    try redis.count("islet:*\(epoch)*") == 0
+                }
             }
             let listed = try TestHTTP.request(port: ports[0], "/v1/simulations").json()["simulations"]?.arrayValue ?? []
             #expect(listed.count == 6)
@@ -129,6 +134,9 @@ extension ClusterProcessTests {
             #expect(created.status == 503, "\(created.text)")
             #expect(try TestHTTP.createSimulation(port: a.port, ["id": "after2"]).status == 503)
             #expect(try b.rev() == rev)
+            for node in nodes {
+                #expect(try TestHTTP.request(port: node.port, "/healthz").status == 200, "the node itself is well")
+            }
             #expect(try TestHTTP.state(port: b.port, path: "/devices/d1/id").json()["value"] == "d1")
         }
     }

@@ -64,15 +64,11 @@ extension Engine {
     /// Delivers, after a `config.set`, throttled pushes that the new limit has budget for: at
     /// once, so a push arriving later does not overtake them (LA-11 "applied when budget
     /// returns", in arrival order). A budget with no open window (spent under a limit of 0)
-    /// starts a new one.
+    /// opens one with the first.
     mutating func releaseThrottledPushes() {
         for appID in self.apps.keys.sorted() {
             guard let app = self.apps[appID], !app.throttled.isEmpty, self.budgetLimit(app, .push) > 0 else { continue }
-            if app.budget(.push).windowStart == nil {
-                self.resetBudget(appID, .push)
-            } else {
-                self.deliverThrottled(appID)
-            }
+            self.deliverThrottled(appID)
         }
     }
 

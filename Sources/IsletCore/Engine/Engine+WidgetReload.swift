@@ -44,7 +44,7 @@ extension Engine {
     mutating func requestReload(_ id: String, reason: String, notBefore: Instant) -> Instant? {
         guard let slot = self.widgets.slot(of: id), var widget = self.widgets[slot: slot] else { return nil }
         // WK-11: a reload asked for (not a timeline policy's) while the app is on its widget's
-        // device's screen is free, so it happens at once.
+        // device's screen is free: it skips the spacing and the budget.
         let inForeground = widget.device.flatMap { self.devices[$0]?.foregroundApp } == widget.app
         let charged = WidgetReloadRequest.chargedReasons.contains(reason) && !(inForeground && reason != "policy")
         guard charged else {
@@ -100,10 +100,8 @@ extension Engine {
     /// Only the widget's reload state is taken out of the table and put back (a day's policy
     /// reloads fall for every widget: copying each widget out would retain all its parts).
     mutating func scheduledReloadFalls(due slot: Int32) {
-        let now = self.now
         let taken = self.widgets.modify(slot: slot) { widget -> WidgetReload? in
-            // A deadline of a reload that an earlier one replaced finds nothing due yet.
-            guard let waiting = widget.reload.scheduled, waiting.at <= now else { return nil }
+            guard widget.reload.scheduled != nil else { return nil }
             // Moved out, so that its charges can grow without being copied.
             defer { widget.reload = WidgetReload() }
             return widget.reload

@@ -106,8 +106,12 @@ extension IsletServer {
                     context.respondLater(answer(revision.results.first ?? .null))
                 case .failure(let error):
                     let failure =
-                        error.code == .internal
-                        ? APNsFailure(status: 500, reason: "InternalServerError") : APNsFailure.bad("BadPayload")
+                        switch error.code {
+                        case .internal: APNsFailure(status: 500, reason: "InternalServerError")
+                        // The cluster's log cannot take it now: providers retry a 503, not a 400.
+                        case .unavailable: APNsFailure(status: 503, reason: "ServiceUnavailable")
+                        default: APNsFailure.bad("BadPayload")
+                        }
                     context.respondLater(failure.httpResponse(idHeader: idHeader, id: id))
                 }
             }
@@ -136,7 +140,7 @@ extension IsletServer {
     private func push(_ context: RouteContext, caughtUp: Bool = false) -> RouteReply {
         let token = context.parameters["token"] ?? ""
         let knows = { (engine: Engine) in engine.resolve(token: token) != nil }
-        if !caughtUp, let cluster = self.cluster, isHexToken(token),
+        if !caughtUp, let cluster = self.cluster, isHexToken(token), cluster.acceptsCatchUp,
             !(self.apnsTarget(context, scope: self.providerTokenScope(context.request.headers), knows: knows)
                 .map { knows($0.live.engine) } ?? false)
         {

@@ -26,7 +26,7 @@ enum ClusterLog {
         [stream(epoch), sequence(stream(epoch)), snapshot(epoch), previousSnapshot(epoch), lease(epoch)]
     }
 
-    /// Numbers and appends entries, in order, in one call: `EVAL append 2 <stream> <seq> <n>`,
+    /// Numbers and appends entries, in order, in one call: `EVAL append 2|3 <stream> <seq> [<snap>] <n>`,
     /// then for each entry its number of field and value arguments and those arguments. A
     /// world's append names its snapshot as a third key and is refused (`ISLET_GONE`) when it is not
     /// there: the world was deleted (its keys with it), and an append must not bring them back.
@@ -89,9 +89,12 @@ enum ClusterLog {
         """
 
     /// Keeps the previous snapshot, stores the new one and trims the stream below the previous
-    /// one: `EVAL snapshot 3 <snap> <prev> <stream> <entry> <seq> <wall> <payload>`.
+    /// one: `EVAL snapshot 3 <snap> <prev> <stream> <entry> <seq> <wall> <payload>`. A world has
+    /// a snapshot from its creation on (its genesis): none means it was deleted, and a snapshot
+    /// encoded meanwhile must not bring its key back (`ISLET_GONE`).
     static let snapshotScript = """
-        if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[2]) end
+        if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('ISLET_GONE') end
+        redis.call('RENAME', KEYS[1], KEYS[2])
         redis.call('HSET', KEYS[1], 'entry', ARGV[1], 'seq', ARGV[2], 'wall', ARGV[3], 'payload', ARGV[4])
         local floor = redis.call('HGET', KEYS[2], 'entry')
         if floor and floor ~= '0-0' then redis.call('XTRIM', KEYS[3], 'MINID', floor) end

@@ -88,8 +88,7 @@ final class ClusterNode {
         self.leaseTimer = self.loop.scheduleTimer(after: interval, repeating: interval) { [weak self] in self?.sweepLeases() }
     }
 
-    /// Closes both connections for good (at shutdown).
-    /// Stops; the clock leases this node holds are given up first, so another node takes each
+    /// Stops for good (at shutdown); the clock leases this node holds are given up first, so another node takes each
     /// world's clock at once rather than when the lease expires (at most `closeTimeout`).
     func close(then completion: @escaping () -> Void) {
         self.isClosed = true
@@ -105,7 +104,13 @@ final class ClusterNode {
             self.reader?.close()
             completion()
         }
-        let held = self.worlds.values.filter(\.leased).map { ClusterLog.lease($0.epoch) }.sorted()
+        let holding = self.worlds.values.filter(\.leased)
+        // No tick is proposed once the lease is on its way back.
+        for world in holding {
+            world.leased = false
+            world.simulation?.live.refreshWakeUp()
+        }
+        let held = holding.map { ClusterLog.lease($0.epoch) }.sorted()
         guard !held.isEmpty, self.isConnected else { return finish() }
         timeout = self.loop.scheduleTimer(after: Self.closeTimeout) { finish() }
         let arguments = ["EVAL", ClusterLog.releaseScript, String(held.count)] + held + [self.settings.nodeID]
@@ -247,9 +252,8 @@ final class ClusterNode {
         }
     }
 
-    /// Appends entries (each its fields) to `stream` in one script call.
     /// Appends entries (each its fields) to `stream` in one script call; to a world's stream
-    /// (`world` set) only while the world's snapshot is there (`not_found` once it is deleted).
+    /// (`world` set) only while the world's snapshot is there (else the world is lost: `lose`).
     private func append(
         to stream: String, _ entries: [[[UInt8]]], world: ClusterWorld? = nil,
         reply: @escaping (Result<RedisReply, APIError>) -> Void
@@ -374,6 +378,9 @@ final class ClusterNode {
                 "cluster: the control stream is numbered from \(seq) again (Redis lost its data); creations and deletions are refused until the nodes restart")
         }
         guard let request = ClusterLog.request(entry, node: self.proposer) else { return }
+        if case .create(_, let epoch, _, _)? = try? ClusterLog.change(entry), self.creations[request] != nil {
+            self.write((["DEL"] + ClusterLog.keys(of: epoch)).map { Array($0.utf8) }) { _ in }
+        }
         self.creations.removeValue(forKey: request)?(.failure(Self.controlLostError))
         self.deletions.removeValue(forKey: request)?(.failure(Self.controlLostError))
     }
@@ -491,8 +498,25 @@ final class ClusterNode {
     /// Runs `body` once this node has applied every creation and deletion the control stream
     /// holds now and, with `worlds`, every entry each world's stream holds now (at once when
     /// Redis cannot be reached: there is nothing newer to wait for).
+    /// With `worlds`, a world created meanwhile (found by the control stream's catch-up) is
+    /// caught up in a second round, so what its first entries made is known too.
     func catchUp(worlds: Bool = false, _ body: @escaping () -> Void) {
-        let streams = worlds ? self.worlds.values.sorted { $0.id < $1.id } : []
+        guard worlds else { return self.catchUp(streams: [], body) }
+        let known = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
+        self.catchUp(streams: known) { [weak self] in
+            guard let self else { return body() }
+            let new = self.worlds.values.filter { world in !world.lost && !known.contains { $0 === world } }
+            guard !new.isEmpty else { return body() }
+            self.catchUp(streams: new.sorted { $0.id < $1.id }, body)
+        }
+    }
+
+    /// Whether a push to an unknown token may still wait for a catch-up: an open route must not
+    /// grow the waiters without bound (past this, it is answered from what this node has).
+    var acceptsCatchUp: Bool { self.catchUpWaiters.count < Self.maxCatchUpWaiters }
+    static let maxCatchUpWaiters = 256
+
+    private func catchUp(streams: [ClusterWorld], _ body: @escaping () -> Void) {
         let keys = [ClusterLog.control] + streams.map { ClusterLog.stream($0.epoch) }
         let arguments = ["EVAL", ClusterLog.lastEntriesScript, String(keys.count)] + keys
         self.write(arguments.map { Array($0.utf8) }) { [weak self] result in
@@ -518,8 +542,9 @@ final class ClusterNode {
         let caughtUp = { (waiter: CatchUp) in
             ClusterLog.order(waiter.control) <= applied
                 && waiter.streams.allSatisfy { world, entry in
-                    // A world deleted meanwhile has nothing more to wait for.
-                    self.worlds[world.id] !== world || ClusterLog.order(entry) <= ClusterLog.order(world.cursor.entry)
+                    // A world deleted or lost meanwhile has nothing more to wait for.
+                    self.worlds[world.id] !== world || world.lost
+                        || ClusterLog.order(entry) <= ClusterLog.order(world.cursor.entry)
                 }
         }
         let ready = self.catchUpWaiters.filter(caughtUp)
@@ -586,7 +611,8 @@ final class ClusterNode {
     private func read() {
         guard let reader = self.reader, self.isConnected, !self.reading else { return }
         self.reading = true
-        let worlds = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
+        // A world being reloaded is read again from the snapshot's position once it is loaded.
+        let worlds = self.worlds.values.filter { !$0.lost && !$0.reloading }.sorted { $0.id < $1.id }
         var arguments = ["XREAD", "COUNT", String(Self.readCount), "BLOCK", "2000", "STREAMS", ClusterLog.control]
         arguments += worlds.map { ClusterLog.stream($0.epoch) }
         arguments.append(self.control.entry)
@@ -641,7 +667,7 @@ final class ClusterNode {
     }
 
     private func apply(_ entries: [ClusterLog.Entry], to world: ClusterWorld) {
-        guard let live = world.simulation?.live, !world.lost else { return }
+        guard let live = world.simulation?.live, !world.lost, !world.reloading else { return }
         var ordered: [OrderedEntry] = []
         for entry in entries {
             if let seq = entry.seq, seq != world.cursor.seq + 1 {
@@ -694,10 +720,19 @@ final class ClusterNode {
             metadata: ["islet.sim": "\(world.id)", "islet.expected": "\(expected)", "islet.found": "\(found)"])
         world.reloading = true
         self.readSnapshot(world.epoch) { [self] result in
-            world.reloading = false
-            if case .failure(let error) = result, error.code != .unavailable {
+            switch result {
+            case .failure(let error) where error.code == .unavailable:
+                // Redis refused or went away: read again (and find the gap again) in a second.
+                _ = self.loop.scheduleTimer(after: .seconds(1)) { [weak self] in
+                    world.reloading = false
+                    self?.wakeReader()
+                }
+                return
+            case .failure(let error):
+                world.reloading = false
                 _ = self.lose(world, because: error.message)
                 return
+            case .success: world.reloading = false
             }
             guard case .success(let snapshot) = result, let simulation = world.simulation else { return }
             world.cursor = snapshot.cursor

@@ -42,6 +42,9 @@ final class LiveSimulation {
     /// Set when the store failed (a commit, or a deletion it could not write): commands are
     /// refused from then on.
     private(set) var failure: APIError?
+    /// The failure is the shared log's loss of this world (`logLost`), not this node's store:
+    /// the node itself is healthy.
+    private(set) var isLost = false
     /// False when, after a failed commit, the engine could not be rebuilt at the published
     /// revision (it had moved past what is durable): reads, forks and deletes are refused too.
     private(set) var holdsPublishedState = true
@@ -56,6 +59,8 @@ final class LiveSimulation {
     private var proposals: [UInt64: Reply] = [:]
     private var nextRequest: UInt64 = 1
     private var tickProposed = false
+    /// After a tick the log refused: the next is proposed no sooner (not at every loop turn).
+    private var tickRetryAt: Instant?
     /// The latest wall instant applied from the shared log: entries proposed by nodes whose
     /// clocks differ are applied at no earlier instant than this, identically everywhere.
     private(set) var orderedWall: Instant
@@ -172,7 +177,11 @@ final class LiveSimulation {
         if let reply { self.proposals[request] = reply }
         order.append(cause, wall: self.clock.now, request: request) { [self] error in
             guard let error else { return }
-            if case .tick = cause { self.tickProposed = false }
+            if case .tick = cause {
+                self.tickProposed = false
+                self.tickRetryAt = self.clock.now.adding(seconds: 1)
+                self.refreshWakeUp()
+            }
             self.proposals.removeValue(forKey: request)?(.failure(error))
             self.runWaitingIfIdle()
         }
@@ -180,8 +189,9 @@ final class LiveSimulation {
 
     /// The clock holder's part: a tick entry when scheduled transitions are due.
     private func proposeTickIfDue() {
+        let now = self.clock.now
         guard let order = self.sharedOrder, order.holdsClock, !self.tickProposed, let due = self.engine.nextWakeUp,
-            due <= self.clock.now
+            due <= now, self.tickRetryAt.map({ $0 <= now }) ?? true
         else { return }
         self.tickProposed = true
         self.refreshWakeUp()
@@ -240,7 +250,8 @@ final class LiveSimulation {
     /// holder's (and not while its tick is on its way).
     func refreshWakeUp() {
         guard let order = self.sharedOrder else { return self.nextWakeUp = self.engine.nextWakeUp }
-        self.nextWakeUp = order.holdsClock && !self.tickProposed ? self.engine.nextWakeUp : nil
+        let due = self.engine.nextWakeUp.map { due in self.tickRetryAt.map { max(due, $0) } ?? due }
+        self.nextWakeUp = order.holdsClock && !self.tickProposed ? due : nil
     }
 
     private func runWaitingIfIdle() {
@@ -255,6 +266,7 @@ final class LiveSimulation {
     func logLost(_ error: APIError) {
         guard self.failure == nil else { return }
         self.failure = error
+        self.isLost = true
         self.abandonProposals(error)
     }
 
