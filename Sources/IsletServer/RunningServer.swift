@@ -130,7 +130,8 @@ public final class RunningServer: Sendable {
             let server = try IsletServer(
                 configuration: configuration, transport: transport, logger: logger, registry: registry,
                 timeSource: timeSource, commitStage: stage, recovered: recovered,
-                storage: commitStage == nil && configuration.cluster == nil ? .beside(configuration, loop: loop) : .none,
+                storage: commitStage == nil && configuration.cluster == nil
+                    ? .beside(configuration, loop: loop, logID: recovered?.logID) : .none,
                 routes: routes)
             if configuration.cluster == nil { try server.restoreSimulations() }
             transport.delegate = server

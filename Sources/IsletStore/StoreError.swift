@@ -15,6 +15,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case ioError
         case busy
         case inUse
+        case otherLogsWorlds
         case notAStore
         case sequenceNotIncreasing
         case sequenceTooLarge
@@ -62,6 +63,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let busy = Self(.busy)
     /// Another open log (another `islet serve`, `islet store compact`, …) holds the file's lock.
     public static let inUse = Self(.inUse)
+    /// A world store beside one command log belongs to another (`--db X` and `--db X.sqlite`
+    /// name the same `X.simulations.sqlite`).
+    public static let otherLogsWorlds = Self(.otherLogsWorlds)
     /// A read-only open found no Islet store at the path (missing, empty, or an older schema).
     public static let notAStore = Self(.notAStore)
     /// A record's sequence is not greater than the one before it: a bug in the caller.
@@ -140,6 +144,13 @@ extension StoreError {
             .inUse, path: path,
             message: "\(path) is in use by another islet process (a server or a store command): stop it first, "
                 + "or pass --db with another path")
+    }
+
+    static func otherLogsWorlds(path: String) -> Self {
+        Self(
+            .otherLogsWorlds, path: path,
+            message: "\(path) holds the simulations of another command log (--db X and --db X.sqlite share it): "
+                + "pass --db with the log it belongs to, or move it aside")
     }
 
     static func notAStore(path: String, detail: String) -> Self {

@@ -185,10 +185,10 @@ struct Serve: AsyncParsableCommand {
         do {
             server = try await RunningServer.start(configuration: configuration, logger: logger, handleSignals: true)
         } catch {
-            // A start that could not bind (a port in use) after it made a new log leaves none
+            // A refused start (a port in use, another log's world store) leaves no new log
             // behind: the next start would take its epoch and its --virtual-clock instead of the
-            // ones it is given. (A store in use by another start is that start's: left alone.)
-            if !logExisted, RunningServer.isUnusableSetting(error) {
+            // ones it is given. A log another start holds (made meanwhile) is that start's.
+            if !logExisted, !CommandLogFile.isHeldElsewhere(error) {
                 for file in [log, log + "-wal", log + "-shm", log + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
             }
             switch error {

@@ -67,6 +67,22 @@ struct ServeProcessTests {
         }
     }
 
+    @Test("--db X and --db X.sqlite name one world store: it is bound to the log that made it, and a server on the other log is refused at start (exit 2), leaving no log, instead of taking its simulations")
+    func worldStoreBoundToItsLog() throws {
+        try withTemporaryDirectory { dir in
+            let first = try ServeProcess.start(db: dir.file("log"))
+            #expect(try TestHTTP.createSimulation(port: first.port, ["id": "mine"]).status == 201)
+            #expect(try first.stop() == 0)
+            let other = try runIslet(["serve", "--port", "0", "--db", dir.file("log.sqlite")] + TestServer.serveArguments)
+            #expect(other.status == 2)
+            #expect(other.errors.contains("holds the simulations of another command log"), "\(other.errors)")
+            #expect(!FileManager.default.fileExists(atPath: dir.file("log.sqlite")))
+            let again = try ServeProcess.start(db: dir.file("log"))
+            defer { _ = try? again.stop() }
+            #expect(try TestHTTP.state(port: again.port, simulation: "mine").status == 200)
+        }
+    }
+
     @Test("a non-loopback address without --admin-token is refused with exit code 2")
     func nonLoopbackNeedsToken() throws {
         let process = try IsletProcess(arguments: ["serve", "--host", "0.0.0.0", "--port", "0"])

@@ -106,6 +106,11 @@ public final class CommandLogFile {
     public static func isOperatorError(_ error: any Error) -> Bool {
         error is StoreError || error is RecoveryError || error is ScenarioError || error is CompactionRefused
     }
+
+    /// Whether `error` says another process holds the log (which it may have made a moment ago).
+    public static func isHeldElsewhere(_ error: any Error) -> Bool {
+        (error as? StoreError).map { $0 == .inUse || $0 == .busy } ?? false
+    }
 }
 
 /// A compaction that would delete records a fork still needs (`islet store compact` exits 2).

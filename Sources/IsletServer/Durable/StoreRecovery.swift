@@ -16,6 +16,9 @@ public struct RecoveredState {
     /// True when the store was new: its genesis snapshot was written just now.
     public var created: Bool
     var history: RevisionHistory
+    /// The command log's identity (`log.id`, made at its first start): the world store beside
+    /// it is bound to it.
+    public var logID: String? = nil
 }
 
 /// Why a command log cannot be turned back into a running state: it names the file and says

@@ -23,8 +23,10 @@ public struct SimulationStorage: Sendable {
 
     /// The storage that goes with `configuration.store`: a world store beside its log, or in
     /// memory for `:memory:`. `loop` is the server's (nil: everything on the calling thread).
-    public static func beside(_ configuration: IsletConfiguration, loop: EventLoop?) -> SimulationStorage {
-        SimulationStorage(kind: .worlds(Worlds(settings: configuration.store, loop: loop)))
+    /// `logID` binds the world store to the log (`WorldStore.claim`): checked when the store is
+    /// first opened (at start, when it exists), so a server never takes another log's worlds.
+    public static func beside(_ configuration: IsletConfiguration, loop: EventLoop?, logID: String? = nil) -> SimulationStorage {
+        SimulationStorage(kind: .worlds(Worlds(settings: configuration.store, loop: loop, logID: logID)))
     }
 
     /// The world store's file, if it is a file.
@@ -61,22 +63,30 @@ public struct SimulationStorage: Sendable {
         let path: String
         let settings: IsletConfiguration.Store
         let loop: EventLoop?
+        let logID: String?
         let queue = DispatchQueue(label: "islet.store.worlds", qos: .userInitiated)
         private var opened: WorldStore?
 
-        init(settings: IsletConfiguration.Store, loop: EventLoop?) {
+        init(settings: IsletConfiguration.Store, loop: EventLoop?, logID: String?) {
             self.path = SimulationStorage.worldStorePath(besides: settings.path)
             self.settings = settings
             self.loop = loop
+            self.logID = logID
         }
 
         /// Runs `body` with the store on its queue, opening (or creating) the store first.
         func withStore<T>(logger: Logger, _ body: (WorldStore) throws -> T) throws -> T {
             try self.queue.sync {
-                let store = try self.opened ?? WorldStore(path: self.path, durability: self.settings.durability, logger: logger)
+                let store = try self.opened ?? self.open(logger: logger)
                 self.opened = store
                 return try body(store)
             }
+        }
+
+        private func open(logger: Logger) throws -> WorldStore {
+            let store = try WorldStore(path: self.path, durability: self.settings.durability, logger: logger)
+            if let logID = self.logID { try store.claim(for: logID) }
+            return store
         }
 
         /// Closes the store (after every world's stage closed), so a new server may open it.
