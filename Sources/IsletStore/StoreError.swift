@@ -149,8 +149,9 @@ extension StoreError {
     static func otherLogsWorlds(path: String) -> Self {
         Self(
             .otherLogsWorlds, path: path,
-            message: "\(path) holds the simulations of another command log (--db X and --db X.sqlite share it): "
-                + "pass --db with the log it belongs to, or move it aside")
+            message: "\(path) holds the simulations of another command log (one made before this one at the "
+                + "same path, or the other of --db X and --db X.sqlite, which share it): pass --db with the log it "
+                + "belongs to, or move it aside (remove it with its log to start afresh)")
     }
 
     static func notAStore(path: String, detail: String) -> Self {

@@ -188,8 +188,9 @@ struct Serve: AsyncParsableCommand {
             // A refused start (a port in use, another log's world store) leaves no new log
             // behind: the next start would take its epoch and its --virtual-clock instead of the
             // ones it is given. A log another start holds (made meanwhile) is that start's.
-            if !logExisted, !CommandLogFile.isHeldElsewhere(error) {
-                for file in [log, log + "-wal", log + "-shm", log + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
+            if !logExisted, !CommandLogFile.isHeldElsewhere(error, path: log) {
+                // Not its `-lock`: removing a lock file another process may hold lets two writers in.
+                for file in [log, log + "-wal", log + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
             }
             switch error {
             case let error as ScenarioError:

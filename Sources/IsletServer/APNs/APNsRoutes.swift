@@ -140,10 +140,14 @@ extension IsletServer {
     private func push(_ context: RouteContext, caughtUp: Bool = false) -> RouteReply {
         let token = context.parameters["token"] ?? ""
         let knows = { (engine: Engine) in engine.resolve(token: token) != nil }
-        if !caughtUp, let cluster = self.cluster, isHexToken(token), cluster.acceptsCatchUp,
+        if !caughtUp, let cluster = self.cluster, isHexToken(token),
             !(self.apnsTarget(context, scope: self.providerTokenScope(context.request.headers), knows: knows)
                 .map { knows($0.live.engine) } ?? false)
         {
+            guard cluster.acceptsCatchUp else {
+                let id = APNsRoutes.RequestID(context.request, header: "apns-id").id
+                return .now(APNsFailure(status: 503, reason: "ServiceUnavailable").httpResponse(idHeader: "apns-id", id: id))
+            }
             cluster.catchUp(worlds: true) { [weak self] in
                 guard let self, case .now(let response) = self.push(context, caughtUp: true) else { return }
                 context.respondLater(response)

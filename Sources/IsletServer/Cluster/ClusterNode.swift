@@ -378,9 +378,6 @@ final class ClusterNode {
                 "cluster: the control stream is numbered from \(seq) again (Redis lost its data); creations and deletions are refused until the nodes restart")
         }
         guard let request = ClusterLog.request(entry, node: self.proposer) else { return }
-        if case .create(_, let epoch, _, _)? = try? ClusterLog.change(entry), self.creations[request] != nil {
-            self.write((["DEL"] + ClusterLog.keys(of: epoch)).map { Array($0.utf8) }) { _ in }
-        }
         self.creations.removeValue(forKey: request)?(.failure(Self.controlLostError))
         self.deletions.removeValue(forKey: request)?(.failure(Self.controlLostError))
     }
@@ -502,19 +499,26 @@ final class ClusterNode {
     /// caught up in a second round, so what its first entries made is known too.
     func catchUp(worlds: Bool = false, _ body: @escaping () -> Void) {
         guard worlds else { return self.catchUp(streams: [], body) }
+        self.worldCatchUps += 1
+        let done = { [weak self] in
+            self?.worldCatchUps -= 1
+            body()
+        }
         let known = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
         self.catchUp(streams: known) { [weak self] in
-            guard let self else { return body() }
+            guard let self else { return done() }
             let new = self.worlds.values.filter { world in !world.lost && !known.contains { $0 === world } }
-            guard !new.isEmpty else { return body() }
-            self.catchUp(streams: new.sorted { $0.id < $1.id }, body)
+            guard !new.isEmpty else { return done() }
+            self.catchUp(streams: new.sorted { $0.id < $1.id }, done)
         }
     }
 
-    /// Whether a push to an unknown token may still wait for a catch-up: an open route must not
-    /// grow the waiters without bound (past this, it is answered from what this node has).
-    var acceptsCatchUp: Bool { self.catchUpWaiters.count < Self.maxCatchUpWaiters }
-    static let maxCatchUpWaiters = 256
+    /// Whether a push to an unknown token may still wait for a catch-up of every stream: an open
+    /// route must not grow the work without bound (past this, the push is answered 503).
+    var acceptsCatchUp: Bool { self.worldCatchUps < Self.maxWorldCatchUps }
+    static let maxWorldCatchUps = 256
+    /// Catch-ups of every stream from their call until their body ran.
+    private var worldCatchUps = 0
 
     private func catchUp(streams: [ClusterWorld], _ body: @escaping () -> Void) {
         let keys = [ClusterLog.control] + streams.map { ClusterLog.stream($0.epoch) }
@@ -723,9 +727,10 @@ final class ClusterNode {
             switch result {
             case .failure(let error) where error.code == .unavailable:
                 // Redis refused or went away: read again (and find the gap again) in a second.
-                _ = self.loop.scheduleTimer(after: .seconds(1)) { [weak self] in
+                _ = self.loop.scheduleTimer(after: .seconds(1)) { [weak self, weak world] in
+                    guard let self, let world, !self.isClosed, self.worlds[world.id] === world else { return }
                     world.reloading = false
-                    self?.wakeReader()
+                    self.wakeReader()
                 }
                 return
             case .failure(let error):
@@ -748,12 +753,12 @@ final class ClusterNode {
     /// Renews this node's clock leases and takes the free ones.
     private func sweepLeases() {
         let worlds = self.worlds.values.filter { !$0.lost }.sorted { $0.id < $1.id }
-        guard self.isConnected, !worlds.isEmpty else { return }
+        guard self.isConnected, !self.isClosed, !worlds.isEmpty else { return }
         var arguments = ["EVAL", ClusterLog.leaseScript, String(worlds.count)]
         arguments += worlds.map { ClusterLog.lease($0.epoch) }
         arguments += [self.settings.nodeID, String(self.settings.leaseMilliseconds)]
         self.write(arguments.map { Array($0.utf8) }) { [weak self] result in
-            guard let self, case .success(let reply) = result, let held = reply.elements else { return }
+            guard let self, !self.isClosed, case .success(let reply) = result, let held = reply.elements else { return }
             for (world, flag) in zip(worlds, held) {
                 let holds = flag == .integer(1)
                 guard world.leased != holds else { continue }

@@ -107,9 +107,10 @@ public final class CommandLogFile {
         error is StoreError || error is RecoveryError || error is ScenarioError || error is CompactionRefused
     }
 
-    /// Whether `error` says another process holds the log (which it may have made a moment ago).
-    public static func isHeldElsewhere(_ error: any Error) -> Bool {
-        (error as? StoreError).map { $0 == .inUse || $0 == .busy } ?? false
+    /// Whether `error` says another process holds the log at `path` (which it may have made a
+    /// moment ago); not another file, such as the world store beside it.
+    public static func isHeldElsewhere(_ error: any Error, path: String) -> Bool {
+        (error as? StoreError).map { ($0 == .inUse || $0 == .busy) && $0.path == path } ?? false
     }
 }
 

@@ -190,7 +190,8 @@ final class LiveSimulation {
     /// The clock holder's part: a tick entry when scheduled transitions are due.
     private func proposeTickIfDue() {
         let now = self.clock.now
-        guard let order = self.sharedOrder, order.holdsClock, !self.tickProposed, let due = self.engine.nextWakeUp,
+        guard let order = self.sharedOrder, order.holdsClock, order.isAvailable, !self.tickProposed,
+            let due = self.engine.nextWakeUp,
             due <= now, self.tickRetryAt.map({ $0 <= now }) ?? true
         else { return }
         self.tickProposed = true
