@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IsletServer
 import Logging
+import Synchronization
 
 /// `islet bench idle`: resident memory of an `islet serve` process when idle and when holding
 /// many idle WebSockets. The server is a separate process (this binary's `serve`), the clients
@@ -57,6 +58,36 @@ struct BenchIdle: AsyncParsableCommand {
     }
 }
 
+/// The servers a benchmark started, stopped with it when it is interrupted (SIGINT, SIGTERM):
+/// else they would run on, reparented to init, each holding its port and memory.
+enum ChildServers {
+    private struct State {
+        var pids: Set<Int32> = []
+        var signals: [any DispatchSourceSignal] = []
+    }
+
+    private static let state = Mutex(State())
+
+    static func adopt(_ pid: Int32) {
+        state.withLock { state in
+            state.pids.insert(pid)
+            guard state.signals.isEmpty else { return }
+            state.signals = [SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    for pid in Self.state.withLock({ $0.pids }) { kill(pid, SIGTERM) }
+                    exit(128 + number)
+                }
+                source.resume()
+                return source
+            }
+        }
+    }
+
+    static func release(_ pid: Int32) { state.withLock { _ = $0.pids.remove(pid) } }
+}
+
 /// `islet serve --port 0` as a child process of the benchmark.
 final class ServerProcess {
     let process: Process
@@ -77,6 +108,7 @@ final class ServerProcess {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
+        ChildServers.adopt(process.processIdentifier)
         var line: [UInt8] = []
         let fd = output.fileHandleForReading.fileDescriptor
         var byte: UInt8 = 0
@@ -84,12 +116,14 @@ final class ServerProcess {
         let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("listening on "), let port = text.split(separator: ":").last.flatMap({ Int($0) }) else {
             process.terminate()
+            ChildServers.release(process.processIdentifier)
             throw ValidationError("the server did not start: \(text)")
         }
         return ServerProcess(process: process, port: port)
     }
 
     func stop() {
+        defer { ChildServers.release(self.pid) }
         guard self.process.isRunning else { return }
         kill(self.pid, SIGTERM)
         self.process.waitUntilExit()

@@ -1,5 +1,10 @@
+import Foundation
 import IsletTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `islet bench` refuses counts it cannot measure with a usage error, rather than dividing by
 /// zero (a crash) or waiting for ever for connections that never come.
@@ -20,6 +25,28 @@ struct BenchOptionsTests {
         let run = try runIslet(["bench"] + arguments)
         #expect(run.status == 64, "\(run.errors)")
         #expect(run.errors.contains(message), "\(run.errors)")
+    }
+
+    @Test("a benchmark stopped with SIGTERM stops the islet serve it started (it ran on, reparented to init)")
+    func interruptedBenchStopsItsServer() throws {
+        let bench = try IsletProcess(arguments: ["bench", "broadcast", "--subscribers", "20", "--runs", "1000000"])
+        var child: Int32?
+        try waitUntil(timeout: .seconds(20), "the bench has started its server") {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(bench.pid)/task")) ?? []
+            child = tasks.lazy.compactMap { task in
+                (try? String(contentsOfFile: "/proc/\(bench.pid)/task/\(task)/children", encoding: .utf8))?
+                    .split(separator: " ").first.flatMap { Int32($0) }
+            }.first
+            return child != nil
+        }
+        let server = try #require(child)
+        bench.send(signal: SIGTERM)
+        #expect(try bench.waitForExit() == 128 + SIGTERM)
+        try waitUntil(timeout: .seconds(10), "its server \(server) has exited") {
+            // Gone, or a zombie waiting for init to reap it.
+            guard let stat = try? String(contentsOfFile: "/proc/\(server)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
     }
 
     @Test("bench store puts a snapshot every --snapshot-every records even when that is not a multiple of its 1,000-record groups")
