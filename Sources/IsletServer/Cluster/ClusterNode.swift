@@ -238,17 +238,12 @@ final class ClusterNode {
         guard let writer = self.writer, self.isConnected else {
             return reply(.failure(APIError(.unavailable, "the cluster's log (Redis) cannot be reached; retry later")))
         }
-        writer.send(arguments) { result in self.reply(result, reply) }
-    }
-
-    /// A Redis reply as a result: an error reply is a failure.
-    private func reply(
-        _ result: Result<RedisReply, RedisConnectionError>, _ reply: (Result<RedisReply, APIError>) -> Void
-    ) {
-        switch result {
-        case .success(.error(let message)): reply(.failure(APIError(.unavailable, "Redis refused: \(message)")))
-        case .success(let value): reply(.success(value))
-        case .failure(let error): reply(.failure(APIError(.unavailable, "Redis: \(error.message)")))
+        writer.send(arguments) { result in
+            switch result {
+            case .success(.error(let message)): reply(.failure(APIError(.unavailable, "Redis refused: \(message)")))
+            case .success(let value): reply(.success(value))
+            case .failure(let error): reply(.failure(APIError(.unavailable, "Redis: \(error.message)")))
+            }
         }
     }
 
@@ -263,11 +258,10 @@ final class ClusterNode {
         let arguments: [[UInt8]] =
             [Array("EVAL".utf8), Array(ClusterLog.appendScript.utf8), Array(String(keys.count).utf8)]
             + keys.map { Array($0.utf8) } + ClusterLog.appendArguments(entries)
-        guard let writer = self.writer, self.isConnected else { return self.write(arguments, reply: reply) }
-        writer.send(arguments) { result in
-            // Redis puts its own code (`ERR`) before the script's message.
-            guard let world, case .success(.error(let message)) = result, message.hasSuffix("ISLET_GONE") else {
-                return self.reply(result, reply)
+        self.write(arguments) { result in
+            // The script's refusal, after the code Redis puts before it (`ERR`).
+            guard let world, case .failure(let error) = result, error.message.hasSuffix("ISLET_GONE") else {
+                return reply(result)
             }
             reply(.failure(self.lose(world, because: "its snapshot is gone")))
         }
