@@ -60,32 +60,62 @@ struct BenchIdle: AsyncParsableCommand {
 
 /// The servers a benchmark started, stopped with it when it is interrupted (SIGINT, SIGTERM):
 /// else they would run on, reparented to init, each holding its port and memory.
+///
+/// A child inherits the benchmark's ignored SIGINT and SIGTERM (Foundation's `Process` keeps
+/// ignored dispositions across exec) until `islet serve` installs its own handlers, so a signal
+/// sent in its first moments is lost: children still running after `gracePeriod` are killed.
+/// Once interrupted, the interruption owns the exit: a thread that would exit meanwhile (the
+/// benchmark seeing its server go) waits for it, and the exit status is 128 + the signal.
 enum ChildServers {
     private struct State {
-        var pids: Set<Int32> = []
+        var processes: [Int32: Process] = [:]
         var signals: [any DispatchSourceSignal] = []
+        var interrupted = false
     }
 
     private static let state = Mutex(State())
+    private static let gracePeriod: Duration = .seconds(5)
 
-    static func adopt(_ pid: Int32) {
-        state.withLock { state in
-            state.pids.insert(pid)
-            guard state.signals.isEmpty else { return }
-            state.signals = [SIGINT, SIGTERM].map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    for pid in Self.state.withLock({ $0.pids }) { kill(pid, SIGTERM) }
-                    exit(128 + number)
-                }
-                source.resume()
-                return source
+    /// Starts `process` as a child the benchmark stops when interrupted. The handlers are in
+    /// place before the child exists, and a signal arriving meanwhile waits for its pid.
+    static func run(_ process: Process) throws {
+        try state.withLock { state in
+            if state.signals.isEmpty {
+                state.signals = [SIGINT, SIGTERM].map(Self.watch)
+                atexit { Self.waitForInterruption() }
             }
+            try process.run()
+            state.processes[process.processIdentifier] = process
         }
     }
 
-    static func release(_ pid: Int32) { state.withLock { _ = $0.pids.remove(pid) } }
+    static func release(_ pid: Int32) { state.withLock { _ = $0.processes.removeValue(forKey: pid) } }
+
+    private static func watch(_ number: Int32) -> any DispatchSourceSignal {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            let children = Self.state.withLock { state in
+                state.interrupted = true
+                return Array(state.processes.values)
+            }
+            for child in children { kill(child.processIdentifier, SIGTERM) }
+            let deadline = ContinuousClock.now + Self.gracePeriod
+            while children.contains(where: \.isRunning) && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+            for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) }
+            fflush(nil)
+            _exit(128 + number)
+        }
+        source.resume()
+        return source
+    }
+
+    private static func waitForInterruption() {
+        guard Self.state.withLock({ $0.interrupted }) else { return }
+        while true { pause() }
+    }
 }
 
 /// `islet serve --port 0` as a child process of the benchmark.
@@ -107,8 +137,7 @@ final class ServerProcess {
         process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + store + extraArguments
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
-        ChildServers.adopt(process.processIdentifier)
+        try ChildServers.run(process)
         var line: [UInt8] = []
         let fd = output.fileHandleForReading.fileDescriptor
         var byte: UInt8 = 0

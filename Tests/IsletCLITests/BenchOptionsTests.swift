@@ -27,8 +27,10 @@ struct BenchOptionsTests {
         #expect(run.errors.contains(message), "\(run.errors)")
     }
 
-    @Test("a benchmark stopped with SIGTERM stops the islet serve it started (it ran on, reparented to init)")
-    func interruptedBenchStopsItsServer() throws {
+    @Test(
+        "a benchmark stopped with SIGTERM stops the islet serve it started (it ran on, reparented to init), from its first moments (a signal it ignores, as its parent did) or once it handles SIGTERM",
+        arguments: [false, true])
+    func interruptedBenchStopsItsServer(once serverHandlesSIGTERM: Bool) throws {
         let bench = try IsletProcess(arguments: ["bench", "broadcast", "--subscribers", "20", "--runs", "1000000"])
         var child: Int32?
         try waitUntil(timeout: .seconds(20), "the bench has started its server") {
@@ -40,6 +42,14 @@ struct BenchOptionsTests {
             return child != nil
         }
         let server = try #require(child)
+        if serverHandlesSIGTERM {
+            try waitUntil(timeout: .seconds(20), "its server \(server) catches SIGTERM") {
+                let status = (try? String(contentsOfFile: "/proc/\(server)/status", encoding: .utf8)) ?? ""
+                let caught = status.split(separator: "\n").first { $0.hasPrefix("SigCgt:") }
+                    .flatMap { UInt64($0.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16) }
+                return (caught ?? 0) & (1 << (SIGTERM - 1)) != 0
+            }
+        }
         bench.send(signal: SIGTERM)
         #expect(try bench.waitForExit() == 128 + SIGTERM)
         try waitUntil(timeout: .seconds(10), "its server \(server) has exited") {
