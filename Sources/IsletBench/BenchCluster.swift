@@ -127,7 +127,7 @@ final class BenchClusterProcesses {
                 "--bind", "127.0.0.1", "--port", String(port), "--dir", processes.directory, "--save", "",
                 "--appendonly", "yes", "--appendfsync", appendfsync, "--logfile", processes.directory + "/redis.log",
             ]
-            try redis.run()
+            try BenchChildren.run(redis)
             processes.redis = redis
             try await waitFor("redis-server on \(port)") { canConnect(port: port) }
             for index in 0..<nodes {
@@ -175,7 +175,7 @@ final class BenchClusterProcesses {
         let haproxy = Process()
         haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
         haproxy.arguments = ["-f", path, "-db", "-q"]
-        try haproxy.run()
+        try BenchChildren.run(haproxy)
         self.haproxy = haproxy
         try await waitFor("haproxy on \(port)") {
             (try? await HTTPClient.request(host: "127.0.0.1", port: port, method: "GET", path: "/healthz"))?.status == 200
@@ -192,17 +192,16 @@ final class BenchClusterProcesses {
         for process in [self.haproxy, self.redis].compactMap({ $0 }) {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+            BenchChildren.release(process.processIdentifier)
         }
         self.servers = []
         self.haproxy = nil
         self.redis = nil
-        try? FileManager.default.removeItem(atPath: self.directory)
+        BenchChildren.removeDirectory(self.directory)
     }
 
     private static func makeDirectory(_ name: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-cluster-\(getpid())-\(name)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory
+        try BenchChildren.makeDirectory("cluster-\(name)")
     }
 }
 

@@ -57,9 +57,9 @@ struct BenchCommands: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let directory = self.dir ?? FileManager.default.temporaryDirectory.path + "/islet-bench-commands-\(getpid())"
+        let directory = try self.dir ?? BenchChildren.makeDirectory("commands")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { if self.dir == nil { try? FileManager.default.removeItem(atPath: directory) } }
+        defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
         let load = self.rate.map { String(format: "paced %.0f/s, clients × cap", $0) } ?? "clients × window"
         print(
             "| durability | writer | \(load) | commands/s | p50 ms | p99 ms | max ms | errors | held back | server CPU µs/command | log MiB |"

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import IsletServer
 import Logging
-import Synchronization
 
 /// `islet bench idle`: resident memory of an `islet serve` process when idle and when holding
 /// many idle WebSockets. The server is a separate process (this binary's `serve`), the clients
@@ -58,66 +57,6 @@ struct BenchIdle: AsyncParsableCommand {
     }
 }
 
-/// The servers a benchmark started, stopped with it when it is interrupted (SIGINT, SIGTERM):
-/// else they would run on, reparented to init, each holding its port and memory.
-///
-/// A child inherits the benchmark's ignored SIGINT and SIGTERM (Foundation's `Process` keeps
-/// ignored dispositions across exec) until `islet serve` installs its own handlers, so a signal
-/// sent in its first moments is lost: children still running after `gracePeriod` are killed.
-/// Once interrupted, the interruption owns the exit: a thread that would exit meanwhile (the
-/// benchmark seeing its server go) waits for it, and the exit status is 128 + the signal.
-enum ChildServers {
-    private struct State {
-        var processes: [Int32: Process] = [:]
-        var signals: [any DispatchSourceSignal] = []
-        var interrupted = false
-    }
-
-    private static let state = Mutex(State())
-    private static let gracePeriod: Duration = .seconds(5)
-
-    /// Starts `process` as a child the benchmark stops when interrupted. The handlers are in
-    /// place before the child exists, and a signal arriving meanwhile waits for its pid.
-    static func run(_ process: Process) throws {
-        try state.withLock { state in
-            if state.signals.isEmpty {
-                state.signals = [SIGINT, SIGTERM].map(Self.watch)
-                atexit { Self.waitForInterruption() }
-            }
-            try process.run()
-            state.processes[process.processIdentifier] = process
-        }
-    }
-
-    static func release(_ pid: Int32) { state.withLock { _ = $0.processes.removeValue(forKey: pid) } }
-
-    private static func watch(_ number: Int32) -> any DispatchSourceSignal {
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler {
-            let children = Self.state.withLock { state in
-                state.interrupted = true
-                return Array(state.processes.values)
-            }
-            for child in children { kill(child.processIdentifier, SIGTERM) }
-            let deadline = ContinuousClock.now + Self.gracePeriod
-            while children.contains(where: \.isRunning) && ContinuousClock.now < deadline {
-                usleep(20_000)
-            }
-            for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) }
-            fflush(nil)
-            _exit(128 + number)
-        }
-        source.resume()
-        return source
-    }
-
-    private static func waitForInterruption() {
-        guard Self.state.withLock({ $0.interrupted }) else { return }
-        while true { pause() }
-    }
-}
-
 /// `islet serve --port 0` as a child process of the benchmark.
 final class ServerProcess {
     let process: Process
@@ -137,7 +76,7 @@ final class ServerProcess {
         process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + store + extraArguments
         let output = Pipe()
         process.standardOutput = output
-        try ChildServers.run(process)
+        try BenchChildren.run(process)
         var line: [UInt8] = []
         let fd = output.fileHandleForReading.fileDescriptor
         var byte: UInt8 = 0
@@ -145,14 +84,14 @@ final class ServerProcess {
         let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("listening on "), let port = text.split(separator: ":").last.flatMap({ Int($0) }) else {
             process.terminate()
-            ChildServers.release(process.processIdentifier)
+            BenchChildren.release(process.processIdentifier)
             throw ValidationError("the server did not start: \(text)")
         }
         return ServerProcess(process: process, port: port)
     }
 
     func stop() {
-        defer { ChildServers.release(self.pid) }
+        defer { BenchChildren.release(self.pid) }
         guard self.process.isRunning else { return }
         kill(self.pid, SIGTERM)
         self.process.waitUntilExit()

@@ -46,9 +46,9 @@ struct BenchRecovery: AsyncParsableCommand {
     }
 
     private func recovery() throws {
-        let directory = self.dir ?? FileManager.default.temporaryDirectory.path + "/islet-bench-recovery-\(getpid())"
+        let directory = try self.dir ?? BenchChildren.makeDirectory("recovery")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { if self.dir == nil { try? FileManager.default.removeItem(atPath: directory) } }
+        defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
         let path = directory + "/recovery.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 

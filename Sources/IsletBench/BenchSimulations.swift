@@ -33,12 +33,13 @@ struct BenchSimulations: AsyncParsableCommand {
 
     func validate() throws {
         try requirePositive(["count": self.count])
+        // The server runs with --max-simulations count + 3, which is at most 1,000,000.
+        guard self.count <= 999_997 else { throw ValidationError("--count must be at most 999997, not \(self.count)") }
     }
 
     func run() async throws {
-        let directory = FileManager.default.temporaryDirectory.path + "/islet-bench-sims-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try BenchChildren.makeDirectory("sims")
+        defer { BenchChildren.removeDirectory(directory) }
         let server = try ServerProcess.launch(extraArguments: [
             "--db", directory + "/islet.sqlite", "--demo", "off", "--max-simulations", String(self.count + 3),
         ])

@@ -11,11 +11,12 @@ import Glibc
 @Suite("islet bench option checks")
 struct BenchOptionsTests {
     @Test(
-        "a zero count is a usage error naming the option (exit 64), and a store log too short for a snapshot is refused",
+        "a zero count (or too many simulations) is a usage error naming the option (exit 64), and a store log too short for a snapshot is refused",
         arguments: [
             (["engine", "--activities", "0"], "--activities must be at least 1, not 0"),
             (["engine", "--apps", "0"], "--apps must be at least 1, not 0"),
             (["simulations", "--count", "0"], "--count must be at least 1, not 0"),
+            (["simulations", "--count", "1000000"], "--count must be at most 999997, not 1000000"),
             (["commands", "--clients", "0"], "--clients must be at least 1, not 0"),
             (["compression", "--connections", "0"], "--connections must be at least 1, not 0"),
             (["broadcast", "--subscribers", "0"], "--subscribers must be at least 1, not 0"),
@@ -28,10 +29,14 @@ struct BenchOptionsTests {
     }
 
     @Test(
-        "a benchmark stopped with SIGTERM stops the islet serve it started (it ran on, reparented to init), from its first moments (a signal it ignores, as its parent did) or once it handles SIGTERM",
-        arguments: [false, true])
-    func interruptedBenchStopsItsServer(once serverHandlesSIGTERM: Bool) throws {
-        let bench = try IsletProcess(arguments: ["bench", "broadcast", "--subscribers", "20", "--runs", "1000000"])
+        "a benchmark stopped with SIGTERM stops the islet serve it started (it ran on, reparented to init) and removes its temporary directory, from the server's first moments (a signal it ignores, as its parent did) or once it handles SIGTERM",
+        arguments: [
+            (["broadcast", "--subscribers", "20", "--runs", "1000000"], nil, false),
+            (["broadcast", "--subscribers", "20", "--runs", "1000000"], nil, true),
+            (["simulations", "--count", "100000"], "sims", true),
+        ] as [([String], String?, Bool)])
+    func interruptedBenchStopsItsServer(arguments: [String], directoryName: String?, serverHandlesSIGTERM: Bool) throws {
+        let bench = try IsletProcess(arguments: ["bench"] + arguments)
         var child: Int32?
         try waitUntil(timeout: .seconds(20), "the bench has started its server") {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(bench.pid)/task")) ?? []
@@ -50,6 +55,8 @@ struct BenchOptionsTests {
                 return (caught ?? 0) & (1 << (SIGTERM - 1)) != 0
             }
         }
+        let directory = directoryName.map { FileManager.default.temporaryDirectory.path + "/islet-bench-\($0)-\(bench.pid)" }
+        if let directory { #expect(FileManager.default.fileExists(atPath: directory)) }
         bench.send(signal: SIGTERM)
         #expect(try bench.waitForExit() == 128 + SIGTERM)
         try waitUntil(timeout: .seconds(10), "its server \(server) has exited") {
@@ -57,6 +64,7 @@ struct BenchOptionsTests {
             guard let stat = try? String(contentsOfFile: "/proc/\(server)/stat", encoding: .utf8) else { return true }
             return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
         }
+        if let directory { #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is removed") }
     }
 
     @Test("bench store puts a snapshot every --snapshot-every records even when that is not a multiple of its 1,000-record groups")
