@@ -42,14 +42,17 @@ public final class WorldStore {
         CREATE UNIQUE INDEX snapshot_order ON snapshot (world, sequence);
         """
 
-    /// Opens the store at `path`, creating it if the file is missing or empty.
+    /// Opens the store at `path`, creating it if the file is missing or empty; or, `readOnly`,
+    /// an existing store a running server may be writing (no lock taken, nothing written).
     /// - Throws: `StoreError` naming the file: another program's database or a newer version
-    ///   (`.foreignApplication`, `.newerSchema`), `.inUse`, or a storage error.
-    public init(path: String, durability: Durability = .normal, logger: Logger) throws {
+    ///   (`.foreignApplication`, `.newerSchema`), `.inUse`, `.notAStore` (read-only, no store
+    ///   there), or a storage error.
+    public init(path: String, durability: Durability = .normal, readOnly: Bool = false, logger: Logger) throws {
         var logger = logger
         logger[metadataKey: "islet.store.path"] = "\(path)"
-        let connection = try SQLiteConnection(path: path)
-        self.ownerLock = path == ":memory:" || path.isEmpty ? nil : try OwnerLock(path: path)
+        let connection = try SQLiteConnection(path: path, readOnly: readOnly)
+        let isFile = path != ":memory:" && !path.isEmpty
+        self.ownerLock = isFile && !readOnly ? try OwnerLock(path: path) : nil
         let header = try StoreSchema.readHeader(connection)
         if !header.isEmpty {
             guard header.applicationID == Self.applicationID else {
@@ -58,6 +61,13 @@ public final class WorldStore {
             guard header.userVersion <= Self.version else {
                 throw StoreError.newerSchema(path: path, found: header.userVersion, known: Self.version)
             }
+        }
+        if readOnly {
+            guard !header.isEmpty else { throw StoreError.notAStore(path: path, detail: "the file holds no world store") }
+            self.path = path
+            self.connection = connection
+            self.logger = logger
+            return
         }
         _ = try connection.scalarText("PRAGMA journal_mode = WAL")
         try connection.execute(

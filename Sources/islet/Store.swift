@@ -24,7 +24,9 @@ struct StoreExport: ParsableCommand {
         discussion: """
             "at" is the simulated instant each batch took effect at; "commands": [] is a clock step \
             that fired scheduled transitions. Replay the file with islet serve --replay FILE or \
-            islet store import FILE --db NEW. The whole history is needed: a compacted log is refused.
+            islet store import FILE --db NEW. The whole history is needed: a compacted log is refused. \
+            --simulation NAME exports another simulation from the world store beside the log (a fork \
+            is refused: its history starts from a copy of its source's state).
             """)
 
     @Option(help: "The command log (ISLET_DB). Default: ./islet.sqlite.")
@@ -33,18 +35,29 @@ struct StoreExport: ParsableCommand {
     @Option(help: "Write here instead of standard output.")
     var out: String?
 
+    @Option(help: "The simulation to export (default: default), from the world store beside --db.")
+    var simulation: String?
+
     func run() throws {
         let path = self.db ?? Environment.current["ISLET_DB"] ?? "./islet.sqlite"
         try requireExistingLog(path, "export")
         try withStoreErrors("export") {
-            let log = try CommandLogFile(path: path, readOnly: true)
-            if let out = self.out, [path, path + "-wal", path + "-shm"].contains(where: { isSameFile(out, $0) }) {
+            let files = [path, SimulationStorage.worldStorePath(besides: path)].flatMap { [$0, $0 + "-wal", $0 + "-shm"] }
+            if let out = self.out, files.contains(where: { isSameFile(out, $0) }) {
                 throw ScenarioError("--out \(out) is the log itself (or its WAL): writing there would truncate it")
             }
             let output = try OutputFile(path: self.out)
-            let lines = try log.exportScenario { line in try output.write(line.encoded + [0x0A]) }
-            try output.close()
-            printError("exported \(lines) lines from \(path) (epoch \(log.epoch))")
+            let write = { (line: ScenarioLine) in try output.write(line.encoded + [0x0A]) }
+            if let simulation = self.simulation, simulation != "default" {
+                let exported = try ScenarioExport.exportSimulation(simulation, besides: path, to: write)
+                try output.close()
+                printError("exported \(exported.lines) lines of simulation \(simulation) (epoch \(exported.epoch))")
+            } else {
+                let log = try CommandLogFile(path: path, readOnly: true)
+                let lines = try log.exportScenario(to: write)
+                try output.close()
+                printError("exported \(lines) lines from \(path) (epoch \(log.epoch))")
+            }
         }
     }
 }
@@ -82,8 +95,9 @@ struct StoreImport: ParsableCommand {
             try ScenarioImport.check(file: self.file, configuration: configuration)
             let log = try CommandLogFile(path: self.db)
             let summary = try log.importScenario(file: self.file, configuration: configuration)
+            let revisions = summary.revisions == 0 ? "no revisions" : "revisions 1–\(summary.revisions)"
             print(
-                "imported \(summary.lines) lines into \(self.db): revisions 1–\(summary.revisions), "
+                "imported \(summary.lines) lines into \(self.db): \(revisions), "
                     + "\(summary.clockAdvances) clock advances added, epoch \(log.epoch)")
         }
     }

@@ -93,6 +93,57 @@ struct StoreProcessTests {
         }
     }
 
+    @Test("export --simulation writes a simulation's log as the same scenario lines its commands make in default, from a running server; a fork and an unknown simulation are refused")
+    func exportSimulation() throws {
+        try withTemporaryDirectory { dir in
+            let db = dir.file("islet.sqlite")
+            let server = try ServeProcess.start(db: db)
+            defer { _ = try? server.stop() }
+            #expect(try TestHTTP.createSimulation(port: server.port, ["id": "harness"]).status == 201)
+            for simulation in [nil, "harness"] {
+                var random = RandomCommands(seed: 31)
+                _ = try TestHTTP.commands(port: server.port, random.setUp(), simulation: simulation)
+                for _ in 0..<30 {
+                    _ = try TestHTTP.commands(port: server.port, random.batch(now: TestServer.start), simulation: simulation)
+                }
+            }
+            let fork = try TestHTTP.createSimulation(port: server.port, ["id": "branch", "from": ["simulation": "harness"]])
+            #expect(fork.status == 201)
+
+            #expect(try runIslet(["store", "export", "--db", db, "--out", dir.file("default.jsonl")]).status == 0)
+            let export = try runIslet(["store", "export", "--db", db, "--simulation", "harness", "--out", dir.file("harness.jsonl")])
+            #expect(export.status == 0, "\(export.errors)")
+            #expect(export.errors.contains("lines of simulation harness"), "\(export.errors)")
+            let lines = try String(contentsOfFile: dir.file("harness.jsonl"), encoding: .utf8)
+            #expect(lines == (try String(contentsOfFile: dir.file("default.jsonl"), encoding: .utf8)))
+            let harness = try TestHTTP.state(port: server.port, simulation: "harness").json()
+            #expect(lines.split(separator: "\n").count == Int(harness["rev"]?.numberValue ?? 0))
+
+            let forked = try runIslet(["store", "export", "--db", db, "--simulation", "branch", "--out", dir.file("branch.jsonl")])
+            #expect(forked.status == 2)
+            #expect(forked.errors.contains("simulation branch is a fork of harness at revision"), "\(forked.errors)")
+            let unknown = try runIslet(["store", "export", "--db", db, "--simulation", "nosuch", "--out", dir.file("nosuch.jsonl")])
+            #expect(unknown.status == 2)
+            #expect(unknown.errors.contains(#"holds no simulation "nosuch""#), "\(unknown.errors)")
+            for refused in ["branch.jsonl", "nosuch.jsonl"] {
+                #expect(!FileManager.default.fileExists(atPath: dir.file(refused)), "a refused export writes nothing")
+            }
+            let onWorlds = try runIslet(["store", "export", "--db", db, "--out", dir.file("islet.simulations.sqlite")])
+            #expect(onWorlds.status == 2 && onWorlds.errors.contains("is the log itself"), "\(onWorlds.errors)")
+        }
+    }
+
+    @Test("an empty scenario imports as a log with no revisions, and says so")
+    func emptyImport() throws {
+        try withTemporaryDirectory { dir in
+            let scenario = dir.file("empty.jsonl")
+            try "".write(toFile: scenario, atomically: true, encoding: .utf8)
+            let result = try runIslet(["store", "import", scenario, "--db", dir.file("empty.sqlite")])
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output.contains(": no revisions, 0 clock advances added"), "\(result.output)")
+        }
+    }
+
     @Test("a scenario that does not replay, or is missing, is refused before any log is created")
     func refusedImportLeavesNothing() throws {
         try withTemporaryDirectory { dir in

@@ -51,7 +51,7 @@ public struct SimulationStorage: Sendable {
     }
 
     /// `islet.simulations.sqlite` beside `islet.sqlite` (`<db>.simulations.sqlite` for another name).
-    static func worldStorePath(besides path: String) -> String {
+    public static func worldStorePath(besides path: String) -> String {
         guard path != ":memory:" else { return path }
         let base = path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) : path
         return base + ".simulations.sqlite"
