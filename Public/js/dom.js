@@ -40,6 +40,9 @@ export function setVars(el, vars) {
   }
 }
 
+/** "1 subscriber", "2 subscribers": a count with its noun. */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** Sets textContent only when it differs (keeps selection and avoids needless mutations). */
 export function setText(el, text) {
   const value = text ?? "";

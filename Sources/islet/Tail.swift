@@ -42,6 +42,10 @@ struct Tail: AsyncParsableCommand {
     @Option(help: "The simulation to subscribe in (default: default). With --since and no --epoch, its epoch is read first.")
     var simulation: String?
 
+    func validate() throws {
+        if let limit = self.limit, limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
+    }
+
     func run() async throws {
         let environment = Environment.current
         let target = try StreamURL(self.url ?? environment["ISLET_URL"] ?? "ws://127.0.0.1:8080/v1/stream")

@@ -87,6 +87,15 @@ struct TailPushProcessTests {
         }
     }
 
+    @Test("tail --limit below 1 is a usage error (exit 64): it would print the hello and stop")
+    func tailLimitBelowOne() throws {
+        for limit in ["0", "-3"] {
+            let run = try runIslet(["tail", "--url", "ws://127.0.0.1:9", "--limit=\(limit)"])
+            #expect(run.status == 64, "\(run.errors)")
+            #expect(run.errors.contains("--limit must be at least 1, not \(limit)"), "\(run.errors)")
+        }
+    }
+
     @Test("push sends a payload file as an APNs-style push and prints the status and apns-id")
     func push() throws {
         let server = try IsletProcess(arguments: ["serve", "--port", "0"] + TestServer.serveArguments)

@@ -3,7 +3,7 @@
 // exactly as a backend would (`/1/apps/<bundle>/channels`, `/4/broadcasts/apps/<bundle>`,
 // `/3/device/<widget push token>`).
 
-import { h, setAttr, setText } from "../dom.js";
+import { h, plural, setAttr, setText } from "../dom.js";
 import { apnsPush, apnsRequest, seg } from "../api.js";
 import { reportError, reportOK } from "./status.js";
 import { syncOptions } from "./composer-panel.js";
@@ -56,7 +56,7 @@ export class AppPushSection {
     const apps = Object.values(doc.apps).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
     syncOptions(this.app, apps.map((a) => {
       const count = Object.keys(a.channels ?? {}).length;
-      return [a.id, count ? `${a.name} · ${count} channel${count === 1 ? "" : "s"}` : a.name];
+      return [a.id, count ? `${a.name} · ${plural(count, "channel")}` : a.name];
     }));
     this.render();
   }

@@ -2,13 +2,13 @@
 // `POST /4/broadcasts/apps/<bundle>` with `apns-channel-id`, as a backend sends it. The reply is
 // what APNs answers; what each subscriber did with it is in the app's deliveries.
 
-import { h } from "../dom.js";
+import { h, plural } from "../dom.js";
 import { apnsRequest, seg } from "../api.js";
 import { segmented } from "../controls.js";
 import { JsonField } from "./json-field.js";
 import { reportError, reportOK } from "./status.js";
 import { syncOptions } from "./composer-panel.js";
-import { plural, shortId, sortedChannels } from "./channels.js";
+import { shortId, sortedChannels } from "./channels.js";
 
 const field = (label, control, id) => h("label", { class: "field", attrs: { for: id } }, h("span", { text: label }), control);
 

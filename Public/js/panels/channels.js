@@ -2,7 +2,7 @@
 // (abbreviated, with the whole id in its title and a copy button), storage policy, subscribers,
 // broadcasts so far and the latest broadcast. Server strings reach the DOM as text only.
 
-import { h, reconcile, setAttr, setText } from "../dom.js";
+import { h, plural, reconcile, setAttr, setText } from "../dom.js";
 import { clockText } from "../clock.js";
 
 /** `kboa1rgE…` for a channel id (base64 of 16 bytes): enough to tell channels apart. */
@@ -14,7 +14,6 @@ export const policyMeaning = (policy) => (policy === 1
   : "Policy 0: no message stored; late subscribers wait for the next broadcast");
 
 /** `1 subscriber`, `2 subscribers`. */
-export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** The app's channels, oldest first (ties by id). */
 export function sortedChannels(app) {

@@ -2,9 +2,9 @@
 // with each start, update and end, from the API or a push, each broadcast (with how many of the
 // channel's subscribers applied it) and each widget push, and why.
 
-import { h, reconcile, setAttr, setText } from "../dom.js";
+import { h, plural, reconcile, setAttr, setText } from "../dom.js";
 import { clockText } from "../clock.js";
-import { plural, shortId } from "./channels.js";
+import { shortId } from "./channels.js";
 
 /** The record's summary: `push update order-1`, `broadcast update`, `widget push`. */
 export function deliveryWhat(d) {

@@ -1,7 +1,7 @@
 // Diff inspector: the live list of patches (revision, operations) as they arrive on the
 // stream, filterable by path and pausable.
 
-import { h, setText, setAttr, reconcile } from "../dom.js";
+import { h, plural, setText, setAttr, reconcile } from "../dom.js";
 import { clockText } from "../clock.js";
 
 const KEEP = 250;
@@ -91,7 +91,7 @@ function entryElement(entry) {
   return h("li", {},
     h("details", {},
       h("summary", {}, h("span", { class: "rev", text: `rev ${entry.rev}` }), h("time", { text: clockText(entry.at) }),
-        h("span", { class: "ops-count", text: `${entry.ops.length} op${entry.ops.length === 1 ? "" : "s"}` }),
+        h("span", { class: "ops-count", text: plural(entry.ops.length, "op") }),
         h("code", { class: "first-path", text: entry.ops[0].path }), entry.sub ? h("span", { class: "chip", text: "resumed" }) : null),
       h("ul", { class: "ops" }, ...entry.ops.slice(0, 80).map((op) => h("li", {},
         h("span", { class: "op", dataset: { op: op.op }, text: op.op }), h("code", { text: op.from ? `${op.from} → ${op.path}` : op.path }),

@@ -1,7 +1,7 @@
 // Layout warnings for the selected device, measured by the layout lab from rendered geometry.
 // "Outline on devices" marks the offending presentations on the device views.
 
-import { h, setText, reconcile } from "../dom.js";
+import { h, plural, setText, reconcile } from "../dom.js";
 import { LayoutLab } from "../layout-lab.js";
 
 export class WarningsPanel {
@@ -40,7 +40,7 @@ export class WarningsPanel {
     this.badge.hidden = this.warnings.length === 0;
     this.badge.dataset.severity = count ? "warning" : "info";
     setText(this.summary, this.warnings.length
-      ? `${this.warnings.length} finding${this.warnings.length === 1 ? "" : "s"} on ${device.id} (${count} warning${count === 1 ? "" : "s"}).`
+      ? `${plural(this.warnings.length, "finding")} on ${device.id} (${plural(count, "warning")}).`
       : `No layout problems on ${device.id}.`);
     reconcile(this.list, this.warnings, (w) => `${w.target}|${w.presentation}|${w.message}`, (w) => h("li", { dataset: { severity: w.severity } },
       h("span", { class: "sev", text: w.severity === "warning" ? "Warning" : "Note" }),

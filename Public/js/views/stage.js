@@ -1,7 +1,7 @@
 // The device stage: the selected device's four presentations side by side (island close-up,
 // Lock Screen, StandBy, Home Screen), each captioned with what it shows, scaled by the zoom.
 
-import { h, setText, setVars } from "../dom.js";
+import { h, plural, setText, setVars } from "../dom.js";
 import { IslandView } from "./islandview.js";
 import { LockScreenView } from "./lockscreen.js";
 import { StandByView } from "./standby.js";
@@ -54,7 +54,7 @@ export class Stage {
       ? `${island.mode === "none" ? "idle" : island.mode} · ${this.views.island.island.el.dataset.width ?? round(island.width)} × ${round(island.height)} pt${island.mode === "compact" ? ` (max ${round(island.width)})` : ""}`
       : scene.banner ? "banner (no Dynamic Island)" : "no Dynamic Island");
     const lock = scene.lockScreen ?? {};
-    setText(this.captions.lock, `${(lock.activities ?? []).length} activities · ${(lock.widgets ?? []).length} accessories${device.locked ? " · locked" : ""}${scene.alwaysOn ? " · Always-On" : ""}`);
+    setText(this.captions.lock, `${plural((lock.activities ?? []).length, "activity", "activities")} · ${plural((lock.widgets ?? []).length, "accessory", "accessories")}${device.locked ? " · locked" : ""}${scene.alwaysOn ? " · Always-On" : ""}`);
     const standby = scene.standby;
     const standbyApp = apps[activities[standby?.activity]?.app]?.name;
     const scale = this.views.standby.fit ?? standby?.scale ?? 2;
@@ -63,6 +63,6 @@ export class Stage {
     if (standby?.night) parts.push("Night Mode");
     setText(this.captions.standby, parts.join(" · "));
     const tops = (scene.home?.stacks ?? []).map((s) => apps[widgets[s.top]?.app]?.name ?? s.top);
-    setText(this.captions.home, tops.length ? `Smart Stack: ${tops.join(", ")}` : `${(scene.home?.widgets ?? []).length} widgets`);
+    setText(this.captions.home, tops.length ? `Smart Stack: ${tops.join(", ")}` : plural((scene.home?.widgets ?? []).length, "widget"));
   }
 }
