@@ -18,4 +18,18 @@ extension CommandLog {
         try statement.bind(value, at: 2)
         try statement.run()
     }
+
+    /// The log's identity, made at its first call and kept for good: unlike the epoch, which a
+    /// log made afresh at the same path also gets, it tells this log from every other one, so
+    /// that a world store can be bound to it (`WorldStore.claim(for:)`).
+    public func identity() throws -> String {
+        if let id = try self.metadata(Self.identityKey) { return id }
+        let id = (0..<4).map { _ in String(UInt32.random(in: .min ... .max), radix: 16) }.joined(separator: "-")
+        try self.setMetadata(Self.identityKey, id)
+        return id
+    }
+
+    /// The `meta` key of `identity()`, and the key under which a world store keeps the identity
+    /// of the log it is bound to.
+    static let identityKey = "log.id"
 }

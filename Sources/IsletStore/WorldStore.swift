@@ -190,18 +190,16 @@ public final class WorldStore {
     public func claim(for logID: String) throws {
         // The store's own values sit under the world "", which no world can be named.
         let read = try self.connection.prepare("SELECT value FROM value WHERE world = '' AND key = ?1")
-        try read.bind(Self.logIDKey, at: 1)
+        try read.bind(CommandLog.identityKey, at: 1)
         if try read.step() {
             guard read.text(at: 0) == logID else { throw StoreError.otherLogsWorlds(path: self.path) }
             return
         }
         let insert = try self.connection.prepare("INSERT INTO value (world, key, value) VALUES ('', ?1, ?2)")
-        try insert.bind(Self.logIDKey, at: 1)
+        try insert.bind(CommandLog.identityKey, at: 1)
         try insert.bind(logID, at: 2)
         try insert.run()
     }
-
-    static let logIDKey = "log.id"
 
     /// Removes a world with its records, snapshots and values, in one transaction.
     public func delete(_ name: String) throws {

@@ -51,8 +51,7 @@ extension Engine {
             // WK-5: not before the instant asked for; a later request joins an earlier one.
             if notBefore > self.now {
                 if let waiting = widget.reload.scheduled, waiting.at <= notBefore { return waiting.at }
-                let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: notBefore)
-                widget.reload.scheduled = ScheduledReload(at: notBefore, reason: reason, charged: false, deadline: sequence)
+                self.schedule(&widget.reload, slot: slot, at: notBefore, reason: reason, charged: false)
                 widget.dirty.insert(.reload)
                 self.commit(widget, slot: slot)
                 return notBefore
@@ -69,8 +68,7 @@ extension Engine {
             self.perform(&widget.reload, slot: slot, reason: reason, charged: true)
             widget.dirty.insert(.reload)
         } else {
-            let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
-            widget.reload.scheduled = ScheduledReload(at: earliest, reason: reason, charged: true, deadline: sequence)
+            self.schedule(&widget.reload, slot: slot, at: earliest, reason: reason, charged: true)
             widget.dirty.insert(.reload)
         }
         self.commit(widget, slot: slot)
@@ -110,13 +108,18 @@ extension Engine {
         reload.scheduled = nil
         // A free reload waited only for its instant (WK-5); a charged one may wait again.
         if waiting.charged, let earliest = self.earliestChargedReload(reload, notBefore: self.now), earliest > self.now {
-            let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: earliest)
-            reload.scheduled = ScheduledReload(at: earliest, reason: waiting.reason, charged: true, deadline: sequence)
+            self.schedule(&reload, slot: slot, at: earliest, reason: waiting.reason, charged: true)
         } else {
             self.perform(&reload, slot: slot, reason: waiting.reason, charged: waiting.charged)
         }
         self.widgets.modify(slot: slot) { $0.reload = reload }
         self.touchWidget(slot: slot, .reload, render: false)
+    }
+
+    /// The widget's one waiting reload is now this one, due at `at`.
+    private mutating func schedule(_ reload: inout WidgetReload, slot: Int32, at: Instant, reason: String, charged: Bool) {
+        let sequence = self.scheduler.schedule(.widgetReload(widget: slot), at: at)
+        reload.scheduled = ScheduledReload(at: at, reason: reason, charged: charged, deadline: sequence)
     }
 
     /// WK-6: the reload happens: the widget waits for its provider (the caller marks the

@@ -38,11 +38,7 @@ public enum StorePersistence {
                 ])
         }
         var state = try StoreRecovery.recover(log, configuration: configuration, wall: wall, logger: logger)
-        state.logID = try log.metadata(Self.logIDKey) ?? {
-            let id = (0..<4).map { _ in String(UInt32.random(in: .min ... .max), radix: 16) }.joined(separator: "-")
-            try log.setMetadata(Self.logIDKey, id)
-            return id
-        }()
+        state.logID = try log.identity()
         let elapsed = started.duration(to: clock.now)
         logger.info(
             state.created ? "store created" : "store recovered",
@@ -66,6 +62,4 @@ public enum StorePersistence {
             logger: logger)
         return (state, stage)
     }
-
-    static let logIDKey = "log.id"
 }

@@ -259,7 +259,7 @@ final class StreamHub {
             guard let missed = self.missedPatches(entries, for: sub) else {
                 return [self.snapshot(sub, in: world, reason: "history_unreadable")]
             }
-            return [StreamMessages.subscribed(sub: sub.id, since: since.rev)] + missed
+            return [StreamMessages.subscribed(sub: sub.id, since: since.rev, simulation: world.id)] + missed
         }
     }
 

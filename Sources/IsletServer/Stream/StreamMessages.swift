@@ -76,11 +76,12 @@ enum StreamMessages {
         return writer.bytes
     }
 
-    /// `{"resumed":true,"rev":n,"sub":sid,"type":"subscribed"}`.
-    static func subscribed(sub: String, since: UInt64) -> [UInt8] {
+    /// `{"resumed":true,"rev":n,"simulation"?,"sub":sid,"type":"subscribed"}`.
+    static func subscribed(sub: String, since: UInt64, simulation: String) -> [UInt8] {
         var writer = JSONWriter()
         writer.writeRaw("{\"resumed\":true,\"rev\":")
         writer.write(integer: since)
+        Self.writeSimulation(simulation, into: &writer)
         writer.writeRaw(",\"sub\":")
         writer.write(string: sub)
         writer.writeRaw(",\"type\":\"subscribed\"}")

@@ -94,6 +94,25 @@ struct LiveSimulationsTests {
         }
     }
 
+    @Test("a subscription resumed in a simulation: its subscribed reply and the missed patches name that simulation")
+    func resumeInSimulation() async throws {
+        try await withRunningServer { server in
+            let port = server.port
+            let (id, epoch) = try Self.created(try TestHTTP.createSimulation(port: port, ["id": "harness"]))
+            let client = try TestWebSocketClient.connect(port: port)
+            _ = try client.readJSON()
+            try client.commit("w", Self.world(now: "2026-11-22T08:00:00Z", app: "app"), simulation: id) { _ in }
+            for n in 0..<2 { _ = try TestHTTP.commands(port: port, [Fixture.update("a1", status: "s\(n)")], simulation: id) }
+            try client.subscribe("r", path: "", since: (epoch, 1), simulation: id)
+            let subscribed = try client.read(until: "subscribed")
+            #expect(subscribed == ["type": "subscribed", "sub": "r", "resumed": true, "rev": 1, "simulation": "harness"])
+            for rev in 2...3 {
+                let patch = try client.readJSON()
+                #expect(patch["type"] == "patch" && patch["rev"] == .number(Double(rev)) && patch["simulation"] == "harness", "\(patch)")
+            }
+        }
+    }
+
     @Test("a fork at rev equals the source at rev byte for byte, at revision 0 with a new epoch; the same commands keep them equal")
     func forkEquality() async throws {
         try await withRunningServer { server in
