@@ -18,6 +18,15 @@ final class HTTPExchange {
     var discardingBody = false
     /// The request was given to the delegate and not yet fully answered.
     var inFlight = false
+    /// Body bytes of the current request received so far.
+    var bodyBytes = 0
+    /// The current request's body has ended (`httpBodyCompleted`).
+    var bodyCompleted = false
+    /// Ends of the body lws reported again within the loop turn `repeatedEndsTurn`: a few
+    /// while a pipelined request waits behind this one; without end (never giving the loop
+    /// back) for a pipelined request with a body (`SocketTransport.isOwnRequestLine`).
+    var repeatedEnds = 0
+    var repeatedEndsTurn: UInt64 = 0
     var method: HTTPMethod = .GET
     var response: ResponseProgress?
     var closeAfterResponse = false
@@ -41,6 +50,8 @@ extension SocketTransport {
         guard let (maybeMethod, path) = connection.methodAndPath(), let method = maybeMethod else { return .close }
         exchange.sequence &+= 1
         exchange.method = method
+        exchange.bodyBytes = 0
+        exchange.bodyCompleted = false
         exchange.closeAfterResponse = false
         exchange.closeWhenBodyEnds = false
         exchange.discardingBody = false
@@ -112,6 +123,8 @@ extension SocketTransport {
 
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let exchange = self.exchanges[id] else { return .close }
+        if exchange.bodyBytes == 0 && Self.isOwnRequestLine(bytes, of: exchange.method) { return .close }
+        exchange.bodyBytes += bytes.count
         guard !exchange.discardingBody, exchange.pending != nil else { return .proceed }
         guard exchange.pending!.body.count + bytes.count <= self.configuration.maxRequestBodyBytes else {
             return .close
@@ -122,6 +135,15 @@ extension SocketTransport {
 
     func httpBodyCompleted(_ connection: LWSConnection) -> LWSVerdict {
         guard let id = connection.id, let exchange = self.exchanges[id] else { return .close }
+        if exchange.bodyCompleted {
+            if exchange.repeatedEndsTurn != self.loopTurns {
+                exchange.repeatedEndsTurn = self.loopTurns
+                exchange.repeatedEnds = 0
+            }
+            exchange.repeatedEnds += 1
+            return exchange.repeatedEnds > Self.repeatedEndsPerTurn ? .close : .proceed
+        }
+        exchange.bodyCompleted = true
         exchange.awaitingBody = false
         if exchange.closeWhenBodyEnds { return .close }
         if let request = exchange.pending {
@@ -129,6 +151,23 @@ extension SocketTransport {
             self.dispatch(request, on: exchange)
         }
         return .proceed
+    }
+
+    /// lws 4.1 mishandles a request with a body that was pipelined behind an earlier one (sent
+    /// before that one's response): it hands the request's own head to the body callback as the
+    /// body (from the start of its request line), then ends the body over and over without
+    /// consuming anything, never returning to the loop. Such a connection is closed at the first
+    /// sign: a body that starts with its own request's method and a space (after the empty lines
+    /// a client may send between requests; never a JSON body), or, should the head not be where
+    /// the body starts, more than `repeatedEndsPerTurn` ends of one body within a loop turn.
+    /// Requests answered before it keep their responses; the client sends the closed one again
+    /// on a new connection, as it would after any keep-alive close.
+    static let repeatedEndsPerTurn = 64
+
+    private static func isOwnRequestLine(_ bytes: UnsafeRawBufferPointer, of method: HTTPMethod) -> Bool {
+        let line = Array(method.rawValue.utf8) + [UInt8(ascii: " ")]
+        let start = bytes.drop { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }
+        return !start.isEmpty && start.prefix(line.count).elementsEqual(line.prefix(start.count))
     }
 
     public func respond(to request: RequestID, with response: HTTPResponse) {

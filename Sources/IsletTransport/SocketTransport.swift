@@ -46,6 +46,10 @@ public final class SocketTransport: Transport {
     /// served until there is room (each request meanwhile is refused, so the client is told).
     private var served: Set<ConnectionID> = []
     private var unserved: Set<ConnectionID> = []
+    /// Loop iterations so far (counted before each poll): what happens within one turn never
+    /// gave the loop back (`HTTPExchange.repeatedEnds`).
+    private(set) var loopTurns: UInt64 = 0
+    private var turnCounter: LoopHook?
 
     /// Unserved connections held at once; while there are this many, new ones are closed at
     /// accept (a flood of them must not hold descriptors to be told one by one).
@@ -80,6 +84,7 @@ public final class SocketTransport: Transport {
             self.lws.destroy()
             throw error
         }
+        self.turnCounter = loop.beforePoll { [weak self] in self?.loopTurns &+= 1 }
         logger.debug(
             "transport listening", metadata: ["islet.host": "\(configuration.host)", "islet.port": "\(self.boundPort)"])
     }
@@ -182,6 +187,7 @@ public final class SocketTransport: Transport {
             metadata: ["islet.open.websockets": "\(self.sockets.count)", "islet.open.http": "\(self.exchanges.count)"])
         self.secure?.closeAll()
         self.lws.destroy()
+        self.turnCounter?.cancel()
         completion()
     }
 }

@@ -37,6 +37,40 @@ final class EchoDelegate: TransportDelegate {
     }
 }
 
+/// Answers requests only when told to (`release`), to hold a response back. Loop-confined.
+final class HoldingDelegate: TransportDelegate {
+    var requests: [HTTPRequest] = []
+    private var held: [HTTPRequest] = []
+
+    func transport(_ transport: any Transport, didReceive request: HTTPRequest) {
+        self.requests.append(request)
+        self.held.append(request)
+    }
+
+    /// Answers every request held, echoing its path and body.
+    func release(_ transport: any Transport) {
+        for request in self.held {
+            transport.respond(
+                to: request.id, with: HTTPResponse(status: 200, headers: ["x-path": request.path], body: request.body))
+        }
+        self.held = []
+    }
+
+    func transport(_ transport: any Transport, shouldAccept upgrade: WebSocketUpgrade) -> Bool { false }
+    func transport(_ transport: any Transport, didOpen connection: ConnectionID, upgrade: WebSocketUpgrade) {}
+    func transport(_ transport: any Transport, didReceive message: WebSocketMessage, from connection: ConnectionID) {}
+    func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {}
+}
+
+/// Waits until `condition`, checked on the loop's thread, holds: at most five seconds.
+func waitOn(_ loop: EventLoop, _ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while !(try await loop.submit(condition)) {
+        guard ContinuousClock.now < deadline else { throw TestClientError("timed out waiting until \(what)") }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
 /// The transport and its delegate, touched only from jobs on the loop.
 final class TransportBox<Delegate: TransportDelegate>: @unchecked Sendable {
     var transport: SocketTransport!
@@ -97,6 +131,63 @@ struct SocketTransportTests {
             #expect(headers["apns-topic"] == "com.example.app")
             #expect(headers["authorization"] == "Bearer t")
             #expect(headers["content-length"] == "7")
+        }
+    }
+
+    @Test("pipelined HTTP/1.1 requests are answered in order; one with a body behind an earlier request closes its connection after the earlier replies (lws 4.1 looped on it for ever, the whole server stuck); nothing but the bodies sent reaches the delegate")
+    func pipelining() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let head = { (method: String, path: String) in "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" }
+            let put = { (path: String) in head("PUT", path) + "Content-Length: 2\r\n\r\n{}" }
+            let get = { (path: String) in head("GET", path) + "\r\n" }
+            let post = { (path: String) in head("POST", path) + "Content-Type: application/json\r\nContent-Length: 7\r\n\r\n[1,2,3]" }
+
+            let inOrder = try TestHTTPConnection(port: port)
+            try inOrder.sendRaw(put("/a") + get("/b") + get("/c"))
+            for (path, body) in [("/a", "{}"), ("/b", ""), ("/c", "")] {
+                let response = try inOrder.readResponse()
+                #expect(response.status == 200 && response.headers["x-path"] == path && response.text == body)
+            }
+            for pipelined in [get("/d") + put("/e"), put("/d") + put("/e"), post("/d") + post("/e"), put("/d") + "\r\n" + post("/e")] {
+                let connection = try TestHTTPConnection(port: port)
+                try connection.sendRaw(pipelined)
+                #expect(try connection.readResponse().headers["x-path"] == "/d", "\(pipelined)")
+                #expect(try connection.isClosedByServer(), "\(pipelined)")
+            }
+            #expect(try TestHTTP.request(port: port, "GET", "/f").status == 200, "the server goes on")
+            let seen = try await loop.submit { box.delegate.requests.map { ($0.path, String(decoding: $0.body, as: UTF8.self)) } }
+            #expect(!seen.contains { $0.0 == "/e" }, "\(seen)")
+            #expect(seen.allSatisfy { ["", "{}", "[1,2,3]"].contains($0.1) }, "\(seen)")
+        }
+    }
+
+    @Test("a request pipelined behind one still unanswered waits for it, its head arriving in two parts, and gets its own body")
+    func pipeliningBehindAHeldResponse() async throws {
+        try await withTransport(TransportConfiguration(port: 0), TransportBox(HoldingDelegate())) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let connection = try TestHTTPConnection(port: port)
+            try connection.sendRaw("GET /d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nPUT /e HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            try await waitOn(loop, "/d has arrived") { box.delegate.requests.count == 1 }
+            try connection.sendRaw("Content-Length: 2\r\n\r\n{}")
+            try await loop.submit { box.delegate.release(box.transport) }
+            #expect(try connection.readResponse().headers["x-path"] == "/d")
+            try await waitOn(loop, "/e has arrived") { box.delegate.requests.count == 2 }
+            try await loop.submit { box.delegate.release(box.transport) }
+            let second = try connection.readResponse()
+            #expect(second.headers["x-path"] == "/e" && second.text == "{}")
+            let seen = try await loop.submit { box.delegate.requests.map { ($0.path, String(decoding: $0.body, as: UTF8.self)) } }
+            #expect(seen.map(\.0) == ["/d", "/e"] && seen.map(\.1) == ["", "{}"])
+
+            let bodyFirst = try TestHTTPConnection(port: port)
+            try bodyFirst.sendRaw(
+                "PUT /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}GET /y HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            try await waitOn(loop, "/x has arrived") { box.delegate.requests.count == 3 }
+            try await loop.submit { box.delegate.release(box.transport) }
+            #expect(try bodyFirst.readResponse().headers["x-path"] == "/x")
+            try await waitOn(loop, "/y has arrived") { box.delegate.requests.count == 4 }
+            try await loop.submit { box.delegate.release(box.transport) }
+            #expect(try bodyFirst.readResponse().headers["x-path"] == "/y")
         }
     }
 
