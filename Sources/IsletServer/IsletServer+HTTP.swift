@@ -18,8 +18,14 @@ extension IsletServer {
         case .found(let route, let parameters):
             return (route.pattern, self.run(route, request, parameters))
         case .methodNotAllowed(let allowed):
+            if request.method != .OPTIONS, let apns = APNsRoutes.requestID(of: request) {
+                return ("method_not_allowed", .now(APNsRoutes.unrouted(request, to: apns, methodAllowed: false)))
+            }
             return ("method_not_allowed", .now(self.notAllowed(request.method, allowed)))
         case .notFound:
+            if let apns = APNsRoutes.requestID(of: request) {
+                return ("unmatched", .now(APNsRoutes.unrouted(request, to: apns, methodAllowed: true)))
+            }
             return self.serveStatic(request)
         }
     }

@@ -45,16 +45,16 @@ extension IsletServer {
             let ignore = { (problem: DeviceProblem) in
                 self.ignore(problem, app: bundle, activity: nil, channel: id, headers: headers, apnsID: apnsID)
             }
+            // "You can't use broadcast push notifications to start a Live Activity": whatever
+            // else a start lacks.
+            let start = DeviceProblem(
+                strictReason: "BadEvent", reason: "event_invalid", detail: "a broadcast cannot start an activity",
+                event: "start")
             let command: Result<JSONValue, APNsFailure>
             switch APNsPayload.read(request.body) {
             case .failure(.apns(let failure)): return .failure(failure)
-            case .failure(.device(let problem)): command = ignore(problem)
-            case .success(let payload) where payload.event == .start:
-                // "You can't use broadcast push notifications to start a Live Activity."
-                command = ignore(
-                    DeviceProblem(
-                        strictReason: "BadEvent", reason: "event_invalid",
-                        detail: "a broadcast cannot start an activity", event: "start"))
+            case .failure(.device(let problem)): command = ignore(problem.event == "start" ? start : problem)
+            case .success(let payload) where payload.event == .start: command = ignore(start)
             case .success(let payload):
                 let broadcast = payload.broadcastCommand(channel: id, headers: headers, apnsID: apnsID)
                 command = self.decodable(broadcast, event: payload.event).flatMapError(ignore)

@@ -39,6 +39,20 @@ enum APNsRoutes {
         }
     }
 
+    /// A request under an APNs path that no route takes, answered as APNs answers it: a token
+    /// push without its token is `400 MissingDeviceToken`, another method `405
+    /// MethodNotAllowed`, any other path `404 BadPath`.
+    static func unrouted(_ request: HTTPRequest, to id: RequestID, methodAllowed: Bool) -> HTTPResponse {
+        var segments = Route.split(request.path)[...]
+        if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
+        let failure =
+            if !methodAllowed { APNsFailure(status: 405, reason: "MethodNotAllowed") }
+            else if segments.prefix(2) == ["3", "device"], segments.dropFirst(2).allSatisfy(\.isEmpty) {
+                APNsFailure.bad("MissingDeviceToken")
+            } else { APNsFailure(status: 404, reason: "BadPath") }
+        return failure.httpResponse(idHeader: id.header, id: id.id)
+    }
+
     /// A refused body (too large or chunked) under an APNs path.
     static func refusal(_ problem: HTTPRequest.BodyProblem, to request: RequestID) -> HTTPResponse {
         let failure =

@@ -75,6 +75,28 @@ struct LiveAPNsTests {
         }
     }
 
+    @Test("a path under the APNs prefixes that no route takes is answered as APNs answers it, with apns-id: no token, another path, another method")
+    func unroutedAPNsPaths() async throws {
+        try await withRunningServer { server in
+            let world = try Self.world(server.port)
+            let rev = try TestHTTP.state(port: server.port).json()["rev"]
+            for (method, path, status, reason) in [
+                ("POST", "/3/device/", 400, "MissingDeviceToken"), ("POST", "/3/device", 400, "MissingDeviceToken"),
+                ("POST", "/v1/simulations/default/3/device/", 400, "MissingDeviceToken"),
+                ("POST", "/3/device/\(world.activityToken)/x", 404, "BadPath"), ("POST", "/4/nothing", 404, "BadPath"),
+                ("GET", "/3/device/\(world.activityToken)", 405, "MethodNotAllowed"),
+            ] {
+                let reply = try TestHTTP.request(
+                    port: server.port, method, path, headers: [("apns-push-type", "liveactivity"), ("apns-topic", world.topic)],
+                    body: method == "POST" ? Array(Self.update.utf8) : nil)
+                #expect(reply.status == status, "\(method) \(path): \(reply.text)")
+                #expect(try reply.json() == ["reason": .string(reason)], "\(method) \(path)")
+                #expect(reply.headers["apns-id"].map(isUUID) == true, "\(method) \(path)")
+            }
+            #expect(try TestHTTP.state(port: server.port).json()["rev"] == rev)
+        }
+    }
+
     @Test(
         "AP-1, AP-2, AP-3, AP-4: refusals carry APNs reasons",
         arguments: [

@@ -107,13 +107,16 @@ struct LiveBroadcastTests {
         }
     }
 
-    @Test("AP-8 a broadcast the devices ignore (a start, no timestamp) is 200 and one ignored delivery for the channel")
+    @Test("AP-8 a broadcast the devices ignore (a start, complete or not; no timestamp) is 200 and one ignored delivery for the channel")
     func broadcastIgnored() async throws {
         try await withRunningServer { server in
             let world = try Self.world(server.port)
             let channel = try #require(try world.createChannel().headers["apns-channel-id"])
             let start = #"{"aps":{"timestamp":1795766500,"event":"start","attributes-type":"A","attributes":{},"content-state":{},"alert":"x"}}"#
-            for (payload, reason) in [(start, "event_invalid"), (#"{"aps":{"event":"update"}}"#, "timestamp_missing")] {
+            let partialStart = #"{"aps":{"timestamp":1795766500,"event":"start","content-state":{"n":1}}}"#
+            for (payload, reason) in [
+                (start, "event_invalid"), (partialStart, "event_invalid"), (#"{"aps":{"event":"update"}}"#, "timestamp_missing"),
+            ] {
                 let rev = try world.rev()
                 let reply = try world.broadcast(channel, payload)
                 #expect(reply.status == 200, "\(reply.text)")
