@@ -57,7 +57,8 @@ struct APNsHeaders: Equatable {
     ) -> Result<APNsHeaders, APNsFailure> {
         var priority = 10
         if let text = headers["apns-priority"] {
-            guard let value = Int(text), priorities.contains(value) else { return .failure(.bad("BadPriority")) }
+            // Apple's values as Apple writes them: "+10" or "010" are not a priority.
+            guard let value = priorities.first(where: { String($0) == text }) else { return .failure(.bad("BadPriority")) }
             priority = value
         }
         if let collapse = headers["apns-collapse-id"], collapse.utf8.count > Self.maxCollapseIDBytes {
@@ -65,7 +66,9 @@ struct APNsHeaders: Equatable {
         }
         var expiration: Int64?
         if let text = headers["apns-expiration"] {
-            guard let seconds = Int64(text), seconds >= 0, Instant(unixSeconds: Double(seconds)) != nil else {
+            guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seconds = Int64(text),
+                Instant(unixSeconds: Double(seconds)) != nil
+            else {
                 return .failure(.bad("BadExpirationDate"))
             }
             expiration = seconds

@@ -127,7 +127,13 @@ struct LiveAPNsTests {
                 reply = try world.push(
                     token, Self.update,
                     headers: [("apns-push-type", "liveactivity"), ("apns-topic", "other.push-type.liveactivity")])
-            case "BadPriority": reply = try world.push(token, Self.update, extra: [("apns-priority", "7")])
+            case "BadPriority":
+                for written in ["+10", "010", "5.0"] {
+                    let other = try world.push(token, Self.update, extra: [("apns-priority", written)])
+                    #expect(other.status == 400, "\(written): \(other.text)")
+                    #expect(try other.json()["reason"] == "BadPriority", "\(written)")
+                }
+                reply = try world.push(token, Self.update, extra: [("apns-priority", "7")])
             case "PayloadTooLarge":
                 reply = try world.push(token, #"{"aps":{"pad":"\#(String(repeating: "x", count: 4100))"}}"#)
             case "PayloadEmpty": reply = try world.push(token, "")
@@ -145,7 +151,11 @@ struct LiveAPNsTests {
             case "BadCollapseId":
                 reply = try world.push(
                     token, Self.update, extra: [("apns-collapse-id", String(repeating: "c", count: 65))])
-            case "BadExpirationDate": reply = try world.push(token, Self.update, extra: [("apns-expiration", "soon")])
+            case "BadExpirationDate":
+                let signed = try world.push(token, Self.update, extra: [("apns-expiration", "+5")])
+                #expect(signed.status == 400, "\(signed.text)")
+                #expect(try signed.json()["reason"] == "BadExpirationDate")
+                reply = try world.push(token, Self.update, extra: [("apns-expiration", "soon")])
             case "BadMessageId": reply = try world.push(token, Self.update, extra: [("apns-id", "not-a-uuid")])
             default: reply = try world.push(token, "{not json")
             }
