@@ -162,13 +162,15 @@ extension SocketTransport {
     /// the body starts, more than `repeatedEndsPerTurn` ends of one body within a loop turn.
     /// Requests answered before it keep their responses; the client sends the closed one again
     /// on a new connection, as it would after any keep-alive close.
-    static let repeatedEndsPerTurn = 64
-
     private static func isOwnRequestLine(_ bytes: UnsafeRawBufferPointer, of method: HTTPMethod) -> Bool {
         let line = Array(method.rawValue.utf8) + [UInt8(ascii: " ")]
         let start = bytes.drop { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }
         return !start.isEmpty && start.prefix(line.count).elementsEqual(line.prefix(start.count))
     }
+
+    /// Repeated ends of one body allowed within a loop turn: lws reports a few per turn while a
+    /// pipelined request waits; past this it is looping (`isOwnRequestLine`).
+    static let repeatedEndsPerTurn = 64
 
     public func respond(to request: RequestID, with response: HTTPResponse) {
         if let secure = self.secure, secure.owns(request.connection) {
