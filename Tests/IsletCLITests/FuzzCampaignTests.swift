@@ -343,6 +343,12 @@ struct FuzzCampaignTests {
             "GET /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + String(repeating: "y", count: 20000) + "\r\n\r\n",
             "GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
             "POST /v1/commands HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+            // Pipelined: a request with a body behind another (lws 4.1 looped on it for ever).
+            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                + "POST /v1/commands HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+            String(
+                repeating: "POST /v1/commands HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 15\r\n\r\n{\"commands\":[]}", count: 3),
         ]
         while tally.inputs < Self.rawConnections {
             let revision = try Self.revision(port: port)
