@@ -20,6 +20,13 @@ class StreamEvent extends Event {
 
 const isWithin = (path, base) => path === base || (path.startsWith(base) && path[base.length] === "/") || base === "";
 
+/**
+ * Whether a subscription path goes through an array element (a token such as `0` or `12`):
+ * such a subscription takes no operations from patches, since an element's index shifts as the
+ * array changes; the server sends it a snapshot (reason `array_element`) instead.
+ */
+export const isArrayElementPath = (path) => path.split("/").slice(1).some((token) => /^(0|[1-9][0-9]{0,14})$/.test(token));
+
 /** The simulation a client or subscription names when it names none. */
 export const DEFAULT_SIMULATION = "default";
 
@@ -347,7 +354,7 @@ export class IsletStream extends EventTarget {
       const simulation = message.simulation ?? DEFAULT_SIMULATION;
       const targets = message.sub
         ? [this.subscriptions.get(message.sub)].filter(Boolean)
-        : [...this.subscriptions.values()].filter((sub) => sub.simulation === simulation);
+        : [...this.subscriptions.values()].filter((sub) => sub.simulation === simulation && !isArrayElementPath(sub.path));
       const changed = [];
       for (const sub of targets) {
         if (!sub.synced || (sub.rev !== null && message.rev <= sub.rev)) continue;

@@ -6,7 +6,8 @@ public import IsletCore
 /// Rules: an operation applies to each subscription whose path is the operation's path or an
 /// ancestor of it, with the path made relative to the subscription; at the subscription path
 /// itself, `add` and `replace` set the value and `remove` makes it absent (`null`). A patch with
-/// `sub` (a resumed subscription's missed patches) applies to that subscription only. Patches
+/// `sub` (a resumed subscription's missed patches) applies to that subscription only; a live
+/// patch does not apply to a subscription through an array element. Patches
 /// never apply to a subscription before its `snapshot` (or `subscribed`) arrived. `resync`
 /// means fresh snapshots follow (until then the subscriptions take no patches).
 public struct StreamMirror: Sendable {
@@ -40,6 +41,13 @@ public struct StreamMirror: Sendable {
     /// The value of a subscription now.
     public func value(of id: String) -> JSONValue? { self.subscriptions[id]?.value }
 
+    /// Whether `path` goes through an array element (a token such as `0` or `12`): such a
+    /// subscription takes no operations from live patches, only its snapshots (reason
+    /// `array_element`), since an element's index shifts as its array changes.
+    public static func goesThroughArrayElement(_ path: JSONPointer) -> Bool {
+        path.tokens.contains { arrayIndex($0) != nil }
+    }
+
     /// Applies one server message.
     /// - Throws: `TestClientError` when a patch does not apply (the stream broke its contract).
     public mutating func apply(_ message: JSONValue) throws {
@@ -59,7 +67,8 @@ public struct StreamMirror: Sendable {
             let only = message["sub"]?.stringValue
             // A subscription whose snapshot has not arrived yet gets nothing: the snapshot will
             // be at this revision or a later one.
-            for (id, sub) in self.subscriptions where sub.isSynced && (only == nil || only == id) {
+            for (id, sub) in self.subscriptions
+            where sub.isSynced && (only == nil ? !Self.goesThroughArrayElement(sub.path) : only == id) {
                 var value = sub.value
                 for op in ops where op.path.isWithin(sub.path) {
                     do { value = try Self.apply(op, to: value, at: sub.path, rev: rev) } catch {

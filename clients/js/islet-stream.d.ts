@@ -8,6 +8,13 @@ export type { JSON, PatchOperation } from "./json-patch.js";
 /** The simulation a client or subscription names when it names none. */
 export declare const DEFAULT_SIMULATION: "default";
 
+/**
+ * Whether a subscription path goes through an array element (a token such as `0` or `12`):
+ * such a subscription takes no operations from patches; the server sends it a snapshot (reason
+ * `array_element`) whenever its array changes.
+ */
+export declare const isArrayElementPath: (path: string) => boolean;
+
 export type ConnectionState = "connecting" | "resyncing" | "live" | "offline" | "closed";
 
 /** An error in docs/API.md's shape (`{code, message, field?}`). */

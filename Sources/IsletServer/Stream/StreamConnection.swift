@@ -24,6 +24,14 @@ final class StreamConnection {
         let path: JSONPointer
         /// Receiving patches (its snapshot, or its resume, went out).
         var isLive = false
+
+        /// The array the path goes through, when it does: the pointer before its first token
+        /// that is an array index (`/devices/d1/scene/lockScreen/activities` for
+        /// `…/activities/0`). Such a subscription gets snapshots, not patches (`StreamHub`).
+        var array: JSONPointer? {
+            guard let index = self.path.tokens.firstIndex(where: { arrayIndex($0) != nil }) else { return nil }
+            return JSONPointer(tokens: Array(self.path.tokens[..<index]))
+        }
     }
 
     /// What a subscription waits to be sent before it goes live.
@@ -70,6 +78,8 @@ final class SimulationStream {
     let id: String
     let simulation: LiveSimulation
     var groups: [SubscriptionKey: Set<ConnectionID>] = [:]
+    /// Live subscriptions through an array element, by connection: subscription id → array.
+    var elementSubscriptions: [ConnectionID: [String: JSONPointer]] = [:]
     var presence = PathPresence()
     var history: RevisionHistory
 
@@ -80,7 +90,10 @@ final class SimulationStream {
     }
 
     /// Open streams with a live subscription here.
-    var subscribers: Int { self.groups.values.reduce(0) { $0 + $1.count } }
+    var subscribers: Int {
+        let grouped = self.groups.values.reduce(into: Set<ConnectionID>()) { $0.formUnion($1) }
+        return grouped.union(self.elementSubscriptions.keys).count
+    }
 }
 
 extension StreamConnection.Pending {

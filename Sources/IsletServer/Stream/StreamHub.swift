@@ -81,9 +81,7 @@ final class StreamHub {
 
     func closed(_ id: ConnectionID) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
-        for sub in connection.subscriptions.values where sub.isLive {
-            self.worlds[sub.simulation]?.presence.release(sub.path)
-        }
+        for sub in connection.subscriptions.values where sub.isLive { self.release(sub, of: connection) }
         for simulation in connection.keys.keys { self.leaveGroup(connection, in: simulation) }
         self.needsService.remove(id)
         self.slowSince[id] = nil
@@ -155,7 +153,7 @@ final class StreamHub {
         connection.pending.removeAll { $0.sub == id }
         connection.prepared = nil
         if sub.isLive {
-            self.worlds[sub.simulation]?.presence.release(sub.path)
+            self.release(sub, of: connection)
             self.regroup(connection, in: sub.simulation)
         }
         self.sendControl(StreamMessages.unsubscribed(sub: id), to: connection)
@@ -248,6 +246,8 @@ final class StreamHub {
         switch pending {
         case .snapshot(_, let reason):
             return [self.snapshot(sub, in: world, reason: reason)]
+        case .resume where sub.array != nil:
+            return [self.snapshot(sub, in: world, reason: Self.arrayElement)]
         case .resume(_, let since):
             let simulation = world.simulation
             let latest = simulation.publishedRev
@@ -314,12 +314,22 @@ final class StreamHub {
         connection.subscriptions[sub.id] = sub
         let engine = world.simulation.engine
         world.presence.retain(sub.path, exists: engine.value(at: sub.path) != nil)
+        if let array = sub.array { world.elementSubscriptions[connection.id, default: [:]][sub.id] = array }
         self.regroup(connection, in: world.id)
+    }
+
+    /// A live subscription ends (or waits for a resync).
+    private func release(_ sub: StreamConnection.Subscription, of connection: StreamConnection) {
+        guard let world = self.worlds[sub.simulation] else { return }
+        world.presence.release(sub.path)
+        world.elementSubscriptions[connection.id]?[sub.id] = nil
+        if world.elementSubscriptions[connection.id]?.isEmpty == true { world.elementSubscriptions[connection.id] = nil }
     }
 
     private func regroup(_ connection: StreamConnection, in simulation: String) {
         let key = SubscriptionKey(
-            connection.subscriptions.values.filter { $0.isLive && $0.simulation == simulation }.map(\.path))
+            connection.subscriptions.values.filter { $0.isLive && $0.simulation == simulation && $0.array == nil }
+                .map(\.path))
         guard key != connection.keys[simulation, default: .empty] else { return }
         self.leaveGroup(connection, in: simulation)
         guard !key.paths.isEmpty, let world = self.worlds[simulation] else { return }
@@ -343,12 +353,34 @@ final class StreamHub {
             let revision = record.revision
             world.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
             // The operations are parsed only for subscriptions below the root, which narrow them.
-            let narrowed = world.groups.keys.contains { !$0.isWholeDocument } || world.presence.tracksBelowRoot
+            let narrowed =
+                world.groups.keys.contains { !$0.isWholeDocument } || world.presence.tracksBelowRoot
+                || !world.elementSubscriptions.isEmpty
             let ops = narrowed ? revision.ops : []
             if !world.groups.isEmpty { self.fanOut(revision, ops, in: world) }
+            if !world.elementSubscriptions.isEmpty { self.resnapshotElements(changedBy: ops, in: world) }
             world.presence.apply(ops)
         }
     }
+
+    /// A subscription through an array element is sent a snapshot (reason `array_element`)
+    /// whenever its array changes: an element's index shifts when one before it comes or goes,
+    /// which a patch narrowed to the element's path cannot say (the value now at that index is
+    /// not in the revision's operations).
+    private func resnapshotElements(changedBy ops: [PatchOperation], in world: SimulationStream) {
+        for (id, subs) in world.elementSubscriptions {
+            guard let connection = self.connections[id] else { continue }
+            for (sub, array) in subs.sorted(by: { $0.key < $1.key })
+            where ops.contains(where: { $0.path.isWithin(array) || array.isWithin($0.path) })
+                && !connection.pending.contains(where: { $0.sub == sub })
+            {
+                connection.pending.append(.snapshot(sub: sub, reason: Self.arrayElement))
+                self.needsService.insert(id)
+            }
+        }
+    }
+
+    static let arrayElement = "array_element"
 
     /// Starts from the history a restarted server recovered (before any client connects).
     func restore(history: RevisionHistory, in world: SimulationStream) {
@@ -409,7 +441,7 @@ final class StreamHub {
             guard var sub = connection.subscriptions[id], sub.isLive else { continue }
             sub.isLive = false
             connection.subscriptions[id] = sub
-            self.worlds[sub.simulation]?.presence.release(sub.path)
+            self.release(sub, of: connection)
         }
         connection.pending = connection.order.map { .snapshot(sub: $0, reason: nil) }
         for simulation in connection.keys.keys { self.leaveGroup(connection, in: simulation) }

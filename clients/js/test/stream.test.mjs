@@ -73,6 +73,39 @@ test("a subscription follows the state and commands resolve with their ack", liv
   }
 });
 
+test("a subscription through an array element follows the array's shifts (snapshots, reason array_element)", live, async () => {
+  const stream = new client.IsletStream({ url: base.replace(/^http/, "ws") + "/v1/stream", pingInterval: 0 });
+  const order = "/devices/tall/scene/lockScreen/activities";
+  const subscriptions = [order, `${order}/0`, `${order}/1`].map((path) => stream.subscribe(path));
+  assert.deepEqual(subscriptions.map((sub) => client.isArrayElementPath(sub.path)), [false, true, true]);
+  const request = (id, score) => ({ type: "activity.request", id, app: "tallies", device: "tall", attributesType: "T",
+    content: { state: {}, relevanceScore: score } });
+  const settled = (rev) => new Promise((resolve) => {
+    const check = () => {
+      if (subscriptions.every((sub) => sub.rev !== null && sub.rev >= rev)) {
+        stream.removeEventListener("change", check);
+        resolve();
+      }
+    };
+    stream.addEventListener("change", check);
+    check();
+  });
+  stream.connect();
+  try {
+    await post([{ type: "device.upsert", id: "tall", model: "iphone-15-pro" }, { type: "app.upsert", id: "tallies", foreground: true },
+      request("t0", 10), request("t1", 9), request("t2", 8)]);
+    const { rev } = await post([{ type: "activity.dismiss", id: "t0" }]);
+    await within(settled(rev), "every subscription at the dismissal");
+    for (const sub of subscriptions) {
+      const state = await (await fetch(`${base}/v1/state?path=${encodeURIComponent(sub.path)}`)).json();
+      assert.deepEqual(sub.value, state.value, sub.path);
+    }
+    assert.equal(subscriptions[1].value, "t1");
+  } finally {
+    stream.close();
+  }
+});
+
 // Fails (instead of hanging the run) when `promise` does not settle within `ms`.
 function within(promise, what, ms = 5000) {
   let timer;

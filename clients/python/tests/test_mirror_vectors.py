@@ -76,6 +76,20 @@ def test_ops_elsewhere_and_replays_are_ignored() -> None:
     assert mirror.value is None
 
 
+def test_a_subscription_through_an_array_element_takes_only_snapshots() -> None:
+    """An element's index shifts as its array changes: the server sends such a subscription a
+    snapshot (reason `array_element`) instead, and live patches must not move it."""
+    path = "/devices/d1/scene/lockScreen/activities/0"
+    mirror = MirrorState(path)
+    assert mirror.through_array_element and not MirrorState("/devices/d1").through_array_element
+    assert not MirrorState("/devices/007").through_array_element
+    mirror.receive({"type": "snapshot", "epoch": "e", "rev": 5, "path": path, "value": "a0"})
+    mirror.receive({"type": "patch", "rev": 6, "ops": [{"op": "remove", "path": path}]})
+    assert mirror.value == "a0"
+    mirror.receive({"type": "snapshot", "epoch": "e", "rev": 6, "path": path, "value": "a1", "reason": "array_element"})
+    assert mirror.value == "a1" and mirror.rev == 6
+
+
 def test_a_waiter_sees_each_revision_before_the_next_is_applied() -> None:
     """Deterministic twin of the live one-revision test: two patches applied back to back, with
     no chance for the waiter to run in between, still resolve it with the first one's value."""

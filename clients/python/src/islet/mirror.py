@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from typing import Any, Callable
 
 import jsonpatch
@@ -39,13 +40,20 @@ class MirrorState:
         if kind == "snapshot":
             self.value, self.rev, self.epoch, self.synced = message["value"], message["rev"], message["epoch"], True
             return True
-        if kind == "patch" and self.synced and message["rev"] > self.rev:
+        if kind == "patch" and self.synced and message["rev"] > self.rev and not self.through_array_element:
             self.value = self.apply(self.value, message["ops"])
             self.rev = message["rev"]
             return True
         if kind == "resync":
             self.synced = False
         return False
+
+    @property
+    def through_array_element(self) -> bool:
+        """Whether the path goes through an array element (a token such as `0`): such a
+        subscription takes no operations from patches, only its snapshots (reason
+        `array_element`), since an element's index shifts as its array changes."""
+        return any(re.fullmatch(r"0|[1-9][0-9]{0,14}", token) for token in self.path.split("/")[1:])
 
     def apply(self, value: Any, ops: list[dict[str, Any]]) -> Any:
         for op in ops:
