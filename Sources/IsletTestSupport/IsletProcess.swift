@@ -20,14 +20,17 @@ public final class IsletProcess: @unchecked Sendable {
     ///
     /// Unless `environment` (or `--db`) names one, the command log is `:memory:` (`ISLET_DB`), so
     /// test processes never write `./islet.sqlite` nor lock one another out of it.
+    /// `launcher` runs it (`["/usr/bin/prlimit", "--nofile=64:64"]`: a command that execs the
+    /// rest of its arguments, so the process is still islet's).
     /// - Throws: `TestClientError` if the executable is not built (`swift build` first).
-    public init(arguments: [String], environment: [String: String] = [:]) throws {
+    public init(arguments: [String], environment: [String: String] = [:], launcher: [String] = []) throws {
         let path = PackagePaths.isletExecutable
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw TestClientError("\(path) is missing: build it first (scripts/test does)")
         }
-        self.process.executableURL = URL(fileURLWithPath: path)
-        self.process.arguments = arguments
+        let command = launcher + [path] + arguments
+        self.process.executableURL = URL(fileURLWithPath: command[0])
+        self.process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env["ISLET_DB"] = ":memory:"
         for (name, value) in environment { env[name] = value }

@@ -1,6 +1,10 @@
 public import Logging
 import DequeModule
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The real transport: libwebsockets (HTTP/1.1 and WebSockets) on an `EventLoop`.
 ///
 /// Create it on the loop thread; every method must be called on that thread. It reports
@@ -50,10 +54,21 @@ public final class SocketTransport: Transport {
     /// gave the loop back (`HTTPExchange.repeatedEnds`).
     private(set) var loopTurns: UInt64 = 0
     private var turnCounter: LoopHook?
+    /// Accepted sockets at or above this descriptor are closed at once: the rest of the
+    /// open-file limit is kept for the logs, the HTTP/2 listener and the process itself.
+    private let descriptorCeiling: Int
 
     /// Unserved connections held at once; while there are this many, new ones are closed at
     /// accept (a flood of them must not hold descriptors to be told one by one).
     static let unservedMax = 128
+
+    /// The open-file soft limit less what is kept back: a sixteenth, at least 32.
+    private static func descriptorCeiling() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return .max }
+        let soft = Int(clamping: limit.rlim_cur)  // RLIM_INFINITY clamps to Int.max
+        return soft - max(32, soft / 16)
+    }
 
     private struct ShutdownState {
         var completion: (() -> Void)?
@@ -69,6 +84,7 @@ public final class SocketTransport: Transport {
         self.configuration = configuration
         self.logger = logger
         self.writeBuffer = WriteBuffer(capacity: max(configuration.writeChunkBytes, 4096))
+        self.descriptorCeiling = Self.descriptorCeiling()
         self.lws = try LWSContext(
             loop: loop, protocolNames: ["islet-http"] + configuration.subprotocols, rxBufferBytes: 4096,
             txPacketBytes: self.writeBuffer.capacity + WebSocketFraming.maxHeaderBytes, compression: configuration.webSocketCompression, logger: logger)
@@ -85,6 +101,15 @@ public final class SocketTransport: Transport {
             throw error
         }
         self.turnCounter = loop.beforePoll { [weak self] in self?.loopTurns &+= 1 }
+        if self.descriptorCeiling < configuration.maxConnections + Self.unservedMax {
+            logger.warning(
+                "the open-file limit leaves fewer descriptors for connections than --max-connections asks for",
+                metadata: [
+                    "islet.descriptors.for_connections": "\(self.descriptorCeiling)",
+                    "islet.max_connections": "\(configuration.maxConnections)",
+                    "islet.hint": "raise ulimit -n, or lower --max-connections",
+                ])
+        }
         logger.debug(
             "transport listening", metadata: ["islet.host": "\(configuration.host)", "islet.port": "\(self.boundPort)"])
     }
@@ -193,7 +218,15 @@ public final class SocketTransport: Transport {
 }
 
 extension SocketTransport: LWSEvents {
-    func networkConnectionOffered() -> LWSVerdict { self.acceptsNewConnection() ? .proceed : .close }
+    func networkConnectionOffered(descriptor: Int) -> LWSVerdict {
+        guard descriptor < self.descriptorCeiling else {
+            // The process nears its open-file limit: at the limit lws's accept fails at every
+            // loop turn, the connection left in the backlog, and the loop spins on it.
+            self.statistics.connectionRefusals += 1
+            return .close
+        }
+        return self.acceptsNewConnection() ? .proceed : .close
+    }
 
     /// Counts the connection from its accept on, before any request arrives.
     func connectionAccepted(_ connection: LWSConnection) { _ = self.makeID(for: connection) }

@@ -19,7 +19,8 @@ enum LWSVerdict {
 
 /// The Swift side of every libwebsockets callback Islet handles. Defaults ignore the event.
 protocol LWSEvents: AnyObject {
-    func networkConnectionOffered() -> LWSVerdict
+    /// `descriptor` is the accepted socket's.
+    func networkConnectionOffered(descriptor: Int) -> LWSVerdict
     func connectionAccepted(_ connection: LWSConnection)
     func httpRequestStarted(_ connection: LWSConnection) -> LWSVerdict
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict
@@ -37,7 +38,7 @@ protocol LWSEvents: AnyObject {
 }
 
 extension LWSEvents {
-    func networkConnectionOffered() -> LWSVerdict { .proceed }
+    func networkConnectionOffered(descriptor: Int) -> LWSVerdict { .proceed }
     func connectionAccepted(_ connection: LWSConnection) {}
     func httpRequestStarted(_ connection: LWSConnection) -> LWSVerdict { .close }
     func httpBodyReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict { .close }
@@ -60,7 +61,8 @@ func isletLWSCallback(
     let connection = LWSConnection(wsi: wsi)
     let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
     switch reason {
-    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: return events.networkConnectionOffered().code
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        return events.networkConnectionOffered(descriptor: Int(bitPattern: input)).code
     case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: events.connectionAccepted(connection)
     case LWS_CALLBACK_HTTP: return events.httpRequestStarted(connection).code
     case LWS_CALLBACK_HTTP_BODY: return events.httpBodyReceived(connection, bytes).code
@@ -68,6 +70,12 @@ func isletLWSCallback(
     case LWS_CALLBACK_HTTP_WRITEABLE: return events.httpWritable(connection).code
     case LWS_CALLBACK_CLOSED_HTTP: events.httpClosed(connection)
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return events.upgradeRequested(connection).code
+    // lws 4.1 would upgrade `Upgrade: h2c` to an HTTP/2 of its own (HTTP/2 is the TLS port's,
+    // docs/API.md), and turn a `CONNECT` into a raw socket it read for ever: both are hung up.
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        guard let input, strcasecmp(input.assumingMemoryBound(to: CChar.self), "websocket") == 0 else { return -1 }
+        return 0
+    case LWS_CALLBACK_RAW_ADOPT: return -1
     case LWS_CALLBACK_ESTABLISHED, LWS_CALLBACK_CLIENT_ESTABLISHED: return events.webSocketOpened(connection).code
     case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE: return events.webSocketReceived(connection, bytes).code
     case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE: return events.webSocketWritable(connection).code
@@ -84,8 +92,20 @@ func isletLWSCallback(
 /// Routes libwebsockets' own log lines to swift-log, at low levels: lws errors at info, warnings
 /// at debug, notices at trace. lws's log settings are process-wide, so the last installed
 /// logger receives them.
+///
+/// A line lws repeats (an `accept` failing while the process has no descriptor left, which lws
+/// retries at every loop turn) is logged at most `repeatsPerSecond` times a second, then once
+/// more with how many were left out.
 enum LWSLog {
+    private struct Repeats {
+        var line = ""
+        var since = ContinuousClock.now
+        var count = 0
+    }
+
     private static let current = Mutex<Logger?>(nil)
+    private static let repeats = Mutex(Repeats())
+    static let repeatsPerSecond = 10
 
     static func install(logger: Logger) {
         self.current.withLock { $0 = logger }
@@ -102,7 +122,22 @@ enum LWSLog {
         while text.last?.isNewline == true { text.removeLast() }
         let swiftLevel: Logger.Level =
             level == Int32(LLL_ERR) ? .info : level == Int32(LLL_WARN) ? .debug : .trace
-        logger.log(level: swiftLevel, "\(text)", metadata: ["islet.source": "libwebsockets"])
+        let now = ContinuousClock.now
+        let (logged, leftOut) = self.repeats.withLock { repeats -> (Bool, (line: String, count: Int)?) in
+            if repeats.line == text && now - repeats.since < .seconds(1) {
+                repeats.count += 1
+                return (repeats.count <= Self.repeatsPerSecond, nil)
+            }
+            let leftOut = repeats.count > Self.repeatsPerSecond
+                ? (repeats.line, repeats.count - Self.repeatsPerSecond) : nil
+            repeats = Repeats(line: text, since: now, count: 1)
+            return (true, leftOut)
+        }
+        let metadata: Logger.Metadata = ["islet.source": "libwebsockets"]
+        if let leftOut {
+            logger.log(level: swiftLevel, "\(leftOut.line) (\(leftOut.count) more in a second, not logged)", metadata: metadata)
+        }
+        if logged { logger.log(level: swiftLevel, "\(text)", metadata: metadata) }
     }
 }
 

@@ -255,13 +255,15 @@ extension LWSExtensionTable {
         rx.pointee.next_out = self.output + produced
         rx.pointee.avail_out = UInt32(Self.outputBytes - produced)
         if rx.pointee.avail_in > 0 || state.outputWasFull {
-            guard inflated(rx, Z_NO_FLUSH) else { return -1 }
+            guard let ended = inflated(rx, Z_NO_FLUSH) else { return -1 }
+            // A finished deflate stream takes no 00 00 FF FF: on a new one it would start a block.
+            if ended { state.trailerAdded = true }
         }
         if rx.pointee.avail_in == 0 && isFinal && !state.trailerAdded && rx.pointee.avail_out > 0 {
             rx.pointee.next_in = self.trailer
             rx.pointee.avail_in = 4
             state.trailerAdded = true
-            guard inflated(rx, Z_SYNC_FLUSH) else { return -1 }
+            guard inflated(rx, Z_SYNC_FLUSH) != nil else { return -1 }
         }
         // As lws does: the input still in zlib is what remains of the caller's.
         if let token = buffers.pointee.eb_in.token {
@@ -299,10 +301,20 @@ private func zlib_deflate(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int
     deflate(stream, flush)
 }
 
-/// Runs zlib's inflate; false on corrupt data (lws then fails the connection).
-private func inflated(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) -> Bool {
+/// Runs zlib's inflate: nil on corrupt data (lws then fails the connection), else whether the
+/// deflate stream ended. A message compressed with BFINAL set (RFC 7692 §7.2.3.4) ends it: zlib
+/// is reset, keeping its window (what context takeover lets the next message refer to), so
+/// that the next message inflates on a stream of its own. (Without this zlib took no more
+/// input, and every later message on the connection was lost.)
+private func inflated(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) -> Bool? {
     let result = inflate(stream, flush)
-    return result == Z_OK || result == Z_BUF_ERROR || result == Z_STREAM_END
+    guard result == Z_STREAM_END else { return result == Z_OK || result == Z_BUF_ERROR ? false : nil }
+    var window = [UInt8](repeating: 0, count: 1 << 15)
+    var length: UInt32 = 0
+    guard inflateGetDictionary(stream, &window, &length) == Z_OK, inflateReset(stream) == Z_OK,
+        length == 0 || inflateSetDictionary(stream, window, length) == Z_OK
+    else { return nil }
+    return true
 }
 
 /// Moves the input zlib still holds into memory of this connection's own.

@@ -10,6 +10,28 @@ import Glibc
 /// Black-box tests of the built `islet serve` process (`.build/debug/islet`).
 @Suite("islet serve as a process")
 struct ServeProcessTests {
+    @Test("near its open-file limit the server closes new connections at accept rather than spinning on a failing accept and flooding its log; it serves again once they go")
+    func openFileLimit() throws {
+        let server = try IsletProcess(
+            arguments: ["serve", "--port", "0", "--max-connections", "30"] + TestServer.serveArguments,
+            launcher: ["/usr/bin/prlimit", "--nofile=64:64"])
+        let port = try server.waitForListening()
+        // 64 descriptors, 32 kept back: the rest of these are closed at accept.
+        let sockets = try (0..<100).map { _ in try TestSocket.connect(port: port) }
+        var closed = 0
+        for socket in sockets where (try? socket.read(timeout: .milliseconds(200)))?.isEmpty == true { closed += 1 }
+        #expect(closed >= 50, "\(closed) of 100 closed by the server")
+        for socket in sockets { socket.close() }
+        try waitUntil(timeout: .seconds(10), "the server answers again") {
+            (try? TestHTTP.request(port: port, "GET", "/healthz").status) == 200
+        }
+        server.send(signal: SIGTERM)
+        #expect(try server.waitForExit() == 0)
+        let log = server.standardError()
+        #expect(!log.contains("accept: errno"), "the accept never failed: \(log.suffix(500))")
+        #expect(log.contains("the open-file limit leaves fewer descriptors for connections"), "\(log.suffix(500))")
+    }
+
     @Test("port 0: one machine-readable listening line on stdout, and the server answers")
     func listeningLine() throws {
         let process = try IsletProcess(arguments: ["serve", "--port", "0"])

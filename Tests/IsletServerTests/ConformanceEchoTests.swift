@@ -133,6 +133,24 @@ struct ConformanceEchoTests {
         }
     }
 
+    @Test("with compression, a message compressed with BFINAL set (RFC 7692 §7.2.3.4) is inflated, and the next ones too")
+    func finalBlock() async throws {
+        // "Hello", raw deflate finished (its last block has BFINAL set): 7 bytes.
+        let finished: [UInt8] = [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]
+        try await withRunningServer(Self.configuration(compression: true)) { server in
+            let client = try TestWebSocketClient.connect(
+                port: server.port, path: "/v1/echo", subprotocols: [],
+                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            try client.send(opcode: Frame.text, payload: finished, rsv: 4)
+            #expect(try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
+            try client.send(opcode: Frame.text, payload: Self.compressedHello, rsv: 4)
+            let second = try client.readFrame()
+            #expect(second.opcode == Frame.text && second.rsv == 4)
+            try client.send(opcode: Frame.text, payload: [0xC3, 0x28])  // invalid UTF-8, uncompressed
+            #expect(try client.readClose() == 1007)
+        }
+    }
+
     @Test("with compression, a small message that inflates beyond 64 KiB closes with 1009")
     func compressionBomb() async throws {
         // 100,000 × "a", deflated (raw, level 9, sync flush without its 00 00 FF FF): 115 bytes.

@@ -191,6 +191,25 @@ struct SocketTransportTests {
         }
     }
 
+    @Test("CONNECT and an h2c upgrade are hung up at once (lws 4.1 made the one a raw socket it read for ever, the other its own HTTP/2); the connection is counted out")
+    func connectAndH2CAreRefused() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            for request in [
+                "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+                "GET /a HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                    + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n",
+            ] {
+                let connection = try TestHTTPConnection(port: port)
+                try connection.sendRaw(request)
+                #expect(try connection.isClosedByServer(), "\(request)")
+            }
+            try await waitOn(loop, "both are counted out") { box.transport.statistics.openConnections == 0 }
+            #expect(try await loop.submit { box.delegate.requests.isEmpty })
+            #expect(try TestHTTP.request(port: port, "GET", "/b").status == 200)
+        }
+    }
+
     @Test("a message larger than the write chunk goes out as fragments and arrives whole")
     func outboundFragments() async throws {
         try await withEchoTransport { loop, box in
