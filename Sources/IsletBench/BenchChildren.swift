@@ -64,7 +64,8 @@ enum BenchChildren {
         source.setEventHandler {
             let (children, directories) = Self.state.withLock { state in
                 state.interrupted = true
-                return (Array(state.processes.values), state.directories)
+                // One already reaped may have had its pid given to another process.
+                return (state.processes.values.filter(\.isRunning), state.directories)
             }
             for child in children { kill(child.processIdentifier, SIGTERM) }
             let deadline = ContinuousClock.now + Self.gracePeriod

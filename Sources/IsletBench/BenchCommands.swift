@@ -57,8 +57,8 @@ struct BenchCommands: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let dir = self.dir { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         let directory = try self.dir ?? BenchChildren.makeDirectory("commands")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
         let load = self.rate.map { String(format: "paced %.0f/s, clients × cap", $0) } ?? "clients × window"
         print(

@@ -90,10 +90,16 @@ final class ServerProcess {
         return ServerProcess(process: process, port: port)
     }
 
-    func stop() {
+    /// SIGTERM, and waits for it.
+    func stop() { self.end(with: SIGTERM) }
+
+    /// SIGKILL, and waits for it.
+    func kill() { self.end(with: SIGKILL) }
+
+    private func end(with signal: Int32) {
         defer { BenchChildren.release(self.pid) }
         guard self.process.isRunning else { return }
-        kill(self.pid, SIGTERM)
+        Glibc.kill(self.pid, signal)
         self.process.waitUntilExit()
     }
 }

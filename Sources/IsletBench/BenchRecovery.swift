@@ -46,8 +46,8 @@ struct BenchRecovery: AsyncParsableCommand {
     }
 
     private func recovery() throws {
+        if let dir = self.dir { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         let directory = try self.dir ?? BenchChildren.makeDirectory("recovery")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
         let path = directory + "/recovery.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -77,8 +77,7 @@ struct BenchRecovery: AsyncParsableCommand {
             let spawn = clock.now
             let server = try ServerProcess.launch(extraArguments: ["--db", path, "--demo", "off"])
             let listening = spawn.duration(to: clock.now)
-            kill(server.pid, SIGKILL)
-            server.process.waitUntilExit()
+            server.kill()
             print("| \(run) | \(millis(inProcess)) ms | \(replayed) | \(millis(listening)) ms |")
         }
         print("")

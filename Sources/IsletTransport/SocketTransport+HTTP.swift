@@ -52,6 +52,7 @@ extension SocketTransport {
         exchange.method = method
         exchange.bodyBytes = 0
         exchange.bodyCompleted = false
+        exchange.repeatedEnds = 0
         exchange.closeAfterResponse = false
         exchange.closeWhenBodyEnds = false
         exchange.discardingBody = false
@@ -157,8 +158,9 @@ extension SocketTransport {
     /// before that one's response): it hands the request's own head to the body callback as the
     /// body (from the start of its request line), then ends the body over and over without
     /// consuming anything, never returning to the loop. Such a connection is closed at the first
-    /// sign: a body that starts with its own request's method and a space (after the empty lines
-    /// a client may send between requests; never a JSON body), or, should the head not be where
+    /// sign: a body whose first bytes are its own request's method and a space, or as much of
+    /// them as the first chunk holds (after the empty lines a client may send between requests;
+    /// never a JSON body), or, should the head not be where
     /// the body starts, more than `repeatedEndsPerTurn` ends of one body within a loop turn.
     /// Requests answered before it keep their responses; the client sends the closed one again
     /// on a new connection, as it would after any keep-alive close.

@@ -54,8 +54,8 @@ public final class SocketTransport: Transport {
     /// gave the loop back (`HTTPExchange.repeatedEnds`).
     private(set) var loopTurns: UInt64 = 0
     private var turnCounter: LoopHook?
-    /// Accepted sockets at or above this descriptor are closed at once: the rest of the
-    /// open-file limit is kept for the logs, the HTTP/2 listener and the process itself.
+    /// Accepted sockets at or above this descriptor are closed at once (`admitsDescriptor`): the
+    /// rest of the open-file limit is kept for the logs and the process itself.
     private let descriptorCeiling: Int
 
     /// Unserved connections held at once; while there are this many, new ones are closed at
@@ -105,7 +105,7 @@ public final class SocketTransport: Transport {
             logger.warning(
                 "the open-file limit leaves fewer descriptors for connections than --max-connections asks for",
                 metadata: [
-                    "islet.descriptors.for_connections": "\(self.descriptorCeiling)",
+                    "islet.descriptor_ceiling": "\(self.descriptorCeiling)",
                     "islet.max_connections": "\(configuration.maxConnections)",
                     "islet.hint": "raise ulimit -n, or lower --max-connections",
                 ])
@@ -157,6 +157,15 @@ public final class SocketTransport: Transport {
         guard self.unserved.count >= Self.unservedMax, self.served.count >= self.configuration.maxConnections else {
             return true
         }
+        self.statistics.connectionRefusals += 1
+        return false
+    }
+
+    /// Whether a socket just accepted (on either port) may stay: not at or above the descriptor
+    /// ceiling, for at the open-file limit lws's accept fails at every loop turn, the
+    /// connection left in the backlog, and the loop spins on it.
+    func admitsDescriptor(_ descriptor: Int) -> Bool {
+        guard descriptor >= self.descriptorCeiling else { return true }
         self.statistics.connectionRefusals += 1
         return false
     }
@@ -219,13 +228,7 @@ public final class SocketTransport: Transport {
 
 extension SocketTransport: LWSEvents {
     func networkConnectionOffered(descriptor: Int) -> LWSVerdict {
-        guard descriptor < self.descriptorCeiling else {
-            // The process nears its open-file limit: at the limit lws's accept fails at every
-            // loop turn, the connection left in the backlog, and the loop spins on it.
-            self.statistics.connectionRefusals += 1
-            return .close
-        }
-        return self.acceptsNewConnection() ? .proceed : .close
+        self.admitsDescriptor(descriptor) && self.acceptsNewConnection() ? .proceed : .close
     }
 
     /// Counts the connection from its accept on, before any request arrives.

@@ -73,8 +73,9 @@ func isletLWSCallback(
     // lws 4.1 would upgrade `Upgrade: h2c` to an HTTP/2 of its own (HTTP/2 is the TLS port's,
     // docs/API.md), and turn a `CONNECT` into a raw socket it read for ever: both are hung up.
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-        guard let input, strcasecmp(input.assumingMemoryBound(to: CChar.self), "websocket") == 0 else { return -1 }
-        return 0
+        // Read from the header table, not `input`: after answering an unknown upgrade with 403,
+        // lws calls this with `input` pointing into a table it may have let go.
+        return connection.header(WSI_TOKEN_UPGRADE)?.lowercased() == "websocket" ? 0 : -1
     case LWS_CALLBACK_RAW_ADOPT: return -1
     case LWS_CALLBACK_ESTABLISHED, LWS_CALLBACK_CLIENT_ESTABLISHED: return events.webSocketOpened(connection).code
     case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE: return events.webSocketReceived(connection, bytes).code

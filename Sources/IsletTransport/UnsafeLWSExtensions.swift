@@ -256,8 +256,10 @@ extension LWSExtensionTable {
         rx.pointee.avail_out = UInt32(Self.outputBytes - produced)
         if rx.pointee.avail_in > 0 || state.outputWasFull {
             guard let ended = inflated(rx, Z_NO_FLUSH) else { return -1 }
-            // A finished deflate stream takes no 00 00 FF FF: on a new one it would start a block.
-            if ended { state.trailerAdded = true }
+            // A finished deflate stream with nothing after it takes no 00 00 FF FF (on a new
+            // stream it would start a block); what follows it (RFC 7692's example ends with the
+            // 00 of an empty stored block) goes to the new stream, and the trailer with it.
+            if ended && rx.pointee.avail_in == 0 { state.trailerAdded = true }
         }
         if rx.pointee.avail_in == 0 && isFinal && !state.trailerAdded && rx.pointee.avail_out > 0 {
             rx.pointee.next_in = self.trailer

@@ -135,19 +135,23 @@ struct ConformanceEchoTests {
 
     @Test("with compression, a message compressed with BFINAL set (RFC 7692 §7.2.3.4) is inflated, and the next ones too")
     func finalBlock() async throws {
-        // "Hello", raw deflate finished (its last block has BFINAL set): 7 bytes.
+        // "Hello", raw deflate finished (its last block has BFINAL set): 7 bytes; and RFC 7692's
+        // own example, which adds the 00 of an empty stored block after the final one.
         let finished: [UInt8] = [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]
-        try await withRunningServer(Self.configuration(compression: true)) { server in
-            let client = try TestWebSocketClient.connect(
-                port: server.port, path: "/v1/echo", subprotocols: [],
-                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
-            try client.send(opcode: Frame.text, payload: finished, rsv: 4)
-            #expect(try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
-            try client.send(opcode: Frame.text, payload: Self.compressedHello, rsv: 4)
-            let second = try client.readFrame()
-            #expect(second.opcode == Frame.text && second.rsv == 4)
-            try client.send(opcode: Frame.text, payload: [0xC3, 0x28])  // invalid UTF-8, uncompressed
-            #expect(try client.readClose() == 1007)
+        for payload in [finished, finished + [0x00]] {
+            try await withRunningServer(Self.configuration(compression: true)) { server in
+                let client = try TestWebSocketClient.connect(
+                    port: server.port, path: "/v1/echo", subprotocols: [],
+                    headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+                try client.send(opcode: Frame.text, payload: payload, rsv: 4)
+                #expect(
+                    try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
+                try client.send(opcode: Frame.text, payload: Self.compressedHello, rsv: 4)
+                let second = try client.readFrame()
+                #expect(second.opcode == Frame.text && second.rsv == 4)
+                try client.send(opcode: Frame.text, payload: [0xC3, 0x28])  // invalid UTF-8, uncompressed
+                #expect(try client.readClose() == 1007)
+            }
         }
     }
 

@@ -30,23 +30,28 @@ enum APNsRoutes {
     /// `/v1/simulations/{id}`), so that a reply made before its route runs (a refused body, a
     /// full server) is an APNs reply with the request's id; nil for any other path.
     static func requestID(of request: HTTPRequest) -> RequestID? {
-        var segments = Route.split(request.path)[...]
-        if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
-        switch segments.first {
+        switch Self.segments(of: request).first {
         case "1": return RequestID(request, header: Self.requestIDHeader)
         case "3", "4": return RequestID(request, header: "apns-id")
         default: return nil
         }
     }
 
-    /// A request under an APNs path that no route takes, answered as APNs answers it: a token
-    /// push without its token is `400 MissingDeviceToken`, another method `405
-    /// MethodNotAllowed`, any other path `404 BadPath`.
+    /// A path's segments from the APNs prefix on (`3`, `device`, …), also under
+    /// `/v1/simulations/{id}`.
+    private static func segments(of request: HTTPRequest) -> ArraySlice<String> {
+        let segments = Route.split(request.path)[...]
+        return segments.count > 3 && segments.prefix(2) == ["v1", "simulations"] ? segments.dropFirst(3) : segments
+    }
+
+    /// A request under an APNs path that no route takes, answered as APNs answers it: another
+    /// method than a route's (any but `POST` under `/3/` and `/4/`) is `405 MethodNotAllowed`, a
+    /// token push without its token `400 MissingDeviceToken`, any other path `404 BadPath`.
     static func unrouted(_ request: HTTPRequest, to id: RequestID, methodAllowed: Bool) -> HTTPResponse {
-        var segments = Route.split(request.path)[...]
-        if segments.count > 3, segments.prefix(2) == ["v1", "simulations"] { segments = segments.dropFirst(3) }
+        let segments = Self.segments(of: request)
+        let pushes = segments.first == "3" || segments.first == "4"
         let failure =
-            if !methodAllowed { APNsFailure(status: 405, reason: "MethodNotAllowed") }
+            if !methodAllowed || (pushes && request.method != .POST) { APNsFailure(status: 405, reason: "MethodNotAllowed") }
             else if segments.prefix(2) == ["3", "device"], segments.dropFirst(2).allSatisfy(\.isEmpty) {
                 APNsFailure.bad("MissingDeviceToken")
             } else { APNsFailure(status: 404, reason: "BadPath") }

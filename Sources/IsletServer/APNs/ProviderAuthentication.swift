@@ -22,8 +22,8 @@ extension APNsFailure {
 /// (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns):
 /// APNs rejects a token whose `iat` is more than one hour old, and reports an error when the
 /// tokens are recreated more than once every 20 minutes. Islet counts the 20 minutes per key,
-/// from when a token with a new `iat` was first accepted or between the tokens' `iat`s, and a
-/// token in use that expired may always be replaced; sending the same token again is what
+/// from when a token with a new `iat` was first accepted, and a token in use that expired may
+/// always be replaced; sending the same token again is what
 /// Apple asks providers to do, and is always fine. Time is an argument, so the checks are
 /// tested without a clock. Loop-confined.
 struct ProviderKeyring {
@@ -67,17 +67,13 @@ struct ProviderKeyring {
     }
 
     /// Accepts the token in use again, or a new one when the previous one was first accepted
-    /// at least 20 minutes ago, was issued at least 20 minutes before it, or has expired. The
-    /// last two are the provider's own view of Apple's rule: a token first seen here already
-    /// old (sent after a restart of Islet, or a new connection) is refreshed on the provider's
-    /// schedule, and an expired token never holds its successor back.
+    /// at least 20 minutes ago or has expired: a token first seen here already old (sent after
+    /// a restart of Islet) must not hold its successor back once it expires.
     private mutating func use(_ token: ProviderToken, of keyID: String, now: Int64) -> Result<Void, APNsFailure> {
         if let inUse = self.tokensInUse[keyID] {
             if inUse.issuedAt == token.issuedAt { return .success(()) }
             let isRefresh =
-                now - inUse.since >= Self.minimumUpdateSeconds
-                || token.issuedAt - inUse.issuedAt >= Self.minimumUpdateSeconds
-                || now - inUse.issuedAt > Self.maximumAgeSeconds
+                now - inUse.since >= Self.minimumUpdateSeconds || now - inUse.issuedAt > Self.maximumAgeSeconds
             guard isRefresh else { return .failure(.tooManyProviderTokenUpdates) }
         }
         self.tokensInUse[keyID] = (token.issuedAt, now)

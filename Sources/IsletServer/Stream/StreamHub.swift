@@ -165,6 +165,10 @@ final class StreamHub {
         connection.pending.removeFirst()
         connection.subscriptions[sub.id] = nil
         connection.order.removeAll { $0 == sub.id }
+        if sub.isLive {  // a live subscription's fresh snapshot (array_element)
+            self.release(sub, of: connection)
+            self.regroup(connection, in: sub.simulation)
+        }
         let error = APIError(
             .payloadTooLarge,
             "the snapshot of \"\(sub.path)\" is \(bytes) bytes, over the largest message this server sends (\(self.maxMessageBytes)); subscribe to a narrower path",
@@ -246,13 +250,12 @@ final class StreamHub {
         switch pending {
         case .snapshot(_, let reason):
             return [self.snapshot(sub, in: world, reason: reason)]
-        case .resume where sub.array != nil:
-            return [self.snapshot(sub, in: world, reason: Self.arrayElement)]
         case .resume(_, let since):
             let simulation = world.simulation
             let latest = simulation.publishedRev
             guard since.epoch == simulation.epoch else { return [self.snapshot(sub, in: world, reason: "epoch_changed")] }
             guard since.rev <= latest else { return [self.snapshot(sub, in: world, reason: "unknown_revision")] }
+            if sub.array != nil { return [self.snapshot(sub, in: world, reason: Self.arrayElement)] }
             guard let entries = world.history.entries(after: since.rev, latest: latest) else {
                 return [self.snapshot(sub, in: world, reason: "history_trimmed")]
             }
@@ -349,6 +352,7 @@ final class StreamHub {
 
     /// Records a simulation's committed revisions in its history and sends each connection its patch.
     func publish(_ records: [RevisionRecord], in world: SimulationStream) {
+        var elements: [ConnectionID: Set<String>] = [:]
         for record in records {
             let revision = record.revision
             world.history.append(rev: revision.rev, encodedOps: revision.encodedOps)
@@ -358,25 +362,36 @@ final class StreamHub {
                 || !world.elementSubscriptions.isEmpty
             let ops = narrowed ? revision.ops : []
             if !world.groups.isEmpty { self.fanOut(revision, ops, in: world) }
-            if !world.elementSubscriptions.isEmpty { self.resnapshotElements(changedBy: ops, in: world) }
+            if !world.elementSubscriptions.isEmpty { Self.elements(changedBy: ops, in: world, into: &elements) }
             world.presence.apply(ops)
         }
+        if !elements.isEmpty { self.resnapshot(elements) }
     }
 
     /// A subscription through an array element is sent a snapshot (reason `array_element`)
     /// whenever its array changes: an element's index shifts when one before it comes or goes,
     /// which a patch narrowed to the element's path cannot say (the value now at that index is
-    /// not in the revision's operations).
-    private func resnapshotElements(changedBy ops: [PatchOperation], in world: SimulationStream) {
+    /// not in the revision's operations). These are the ones `ops` concern.
+    private static func elements(
+        changedBy ops: [PatchOperation], in world: SimulationStream, into touched: inout [ConnectionID: Set<String>]
+    ) {
         for (id, subs) in world.elementSubscriptions {
-            guard let connection = self.connections[id] else { continue }
-            for (sub, array) in subs.sorted(by: { $0.key < $1.key })
-            where ops.contains(where: { $0.path.isWithin(array) || array.isWithin($0.path) })
-                && !connection.pending.contains(where: { $0.sub == sub })
-            {
-                connection.pending.append(.snapshot(sub: sub, reason: Self.arrayElement))
-                self.needsService.insert(id)
+            for (sub, array) in subs where ops.contains(where: { $0.path.isWithin(array) || array.isWithin($0.path) }) {
+                touched[id, default: []].insert(sub)
             }
+        }
+    }
+
+    /// Queues the snapshots, sent at once when the simulation's pipeline is idle (the engine is
+    /// at the revision just published), else as soon as it is.
+    private func resnapshot(_ touched: [ConnectionID: Set<String>]) {
+        for (id, subs) in touched {
+            guard let connection = self.connections[id] else { continue }
+            for sub in connection.order where subs.contains(sub) && !connection.pending.contains(where: { $0.sub == sub }) {
+                connection.pending.append(.snapshot(sub: sub, reason: Self.arrayElement))
+            }
+            self.needsService.insert(id)
+            self.service(id)
         }
     }
 

@@ -36,7 +36,8 @@ final class HTTP2Listener {
 
     private func accept() {
         let client = UVTCPHandle(loop: self.transport.loop.uv)
-        guard self.listener.accept(into: client), self.transport.acceptsNewConnection(), !self.transport.isShuttingDown,
+        guard self.listener.accept(into: client), self.transport.admitsDescriptor(client.descriptor),
+            self.transport.acceptsNewConnection(), !self.transport.isShuttingDown,
             let tls = try? TLSSession(context: self.context)
         else { return client.close() }
         let id = self.transport.newConnectionID()

@@ -123,6 +123,13 @@ final class UVTCPHandle {
     /// Bytes queued in libuv and not yet written to the socket.
     var queuedBytes: Int { Int(uv_stream_get_write_queue_size(self.stream)) }
 
+    /// The socket's descriptor, or -1 when it has none.
+    var descriptor: Int {
+        var fd = uv_os_fd_t()
+        return uv_fileno(UnsafeMutableRawPointer(self.stream).assumingMemoryBound(to: uv_handle_t.self), &fd) == 0
+            ? Int(fd) : -1
+    }
+
     func close() {
         guard !self.isClosing else { return }
         self.isClosing = true

@@ -85,13 +85,17 @@ struct LiveAPNsTests {
                 ("POST", "/v1/simulations/default/3/device/", 400, "MissingDeviceToken"),
                 ("POST", "/3/device/\(world.activityToken)/x", 404, "BadPath"), ("POST", "/4/nothing", 404, "BadPath"),
                 ("GET", "/3/device/\(world.activityToken)", 405, "MethodNotAllowed"),
+                ("GET", "/3/device/", 405, "MethodNotAllowed"), ("DELETE", "/4/nothing", 405, "MethodNotAllowed"),
+                ("GET", "/1/nothing", 404, "BadPath"),
             ] {
                 let reply = try TestHTTP.request(
                     port: server.port, method, path, headers: [("apns-push-type", "liveactivity"), ("apns-topic", world.topic)],
                     body: method == "POST" ? Array(Self.update.utf8) : nil)
                 #expect(reply.status == status, "\(method) \(path): \(reply.text)")
                 #expect(try reply.json() == ["reason": .string(reason)], "\(method) \(path)")
-                #expect(reply.headers["apns-id"].map(isUUID) == true, "\(method) \(path)")
+                // Channel management (/1/) names its requests with apns-request-id.
+                let idHeader = path.hasPrefix("/1/") ? "apns-request-id" : "apns-id"
+                #expect(reply.headers[idHeader].map(isUUID) == true, "\(method) \(path)")
             }
             #expect(try TestHTTP.state(port: server.port).json()["rev"] == rev)
         }
