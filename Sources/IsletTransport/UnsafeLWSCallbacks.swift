@@ -92,21 +92,10 @@ func isletLWSCallback(
 
 /// Routes libwebsockets' own log lines to swift-log, at low levels: lws errors at info, warnings
 /// at debug, notices at trace. lws's log settings are process-wide, so the last installed
-/// logger receives them.
-///
-/// A line lws repeats (an `accept` failing while the process has no descriptor left, which lws
-/// retries at every loop turn) is logged at most `repeatsPerSecond` times a second, then once
-/// more with how many were left out.
+/// logger receives them. Lines lws repeats are thinned out (`RepeatedLines`).
 enum LWSLog {
-    private struct Repeats {
-        var line = ""
-        var since = ContinuousClock.now
-        var count = 0
-    }
-
     private static let current = Mutex<Logger?>(nil)
-    private static let repeats = Mutex(Repeats())
-    static let repeatsPerSecond = 10
+    private static let repeats = Mutex(RepeatedLines())
 
     static func install(logger: Logger) {
         self.current.withLock { $0 = logger }
@@ -124,19 +113,10 @@ enum LWSLog {
         let swiftLevel: Logger.Level =
             level == Int32(LLL_ERR) ? .info : level == Int32(LLL_WARN) ? .debug : .trace
         let now = ContinuousClock.now
-        let (logged, leftOut) = self.repeats.withLock { repeats -> (Bool, (line: String, count: Int)?) in
-            if repeats.line == text && now - repeats.since < .seconds(1) {
-                repeats.count += 1
-                return (repeats.count <= Self.repeatsPerSecond, nil)
-            }
-            let leftOut = repeats.count > Self.repeatsPerSecond
-                ? (repeats.line, repeats.count - Self.repeatsPerSecond) : nil
-            repeats = Repeats(line: text, since: now, count: 1)
-            return (true, leftOut)
-        }
+        let (logged, leftOut) = self.repeats.withLock { $0.admit(text, at: now) }
         let metadata: Logger.Metadata = ["islet.source": "libwebsockets"]
-        if let leftOut {
-            logger.log(level: swiftLevel, "\(leftOut.line) (\(leftOut.count) more in a second, not logged)", metadata: metadata)
+        for (line, count) in leftOut {
+            logger.log(level: swiftLevel, "\(line) (\(count) more in a second, not logged)", metadata: metadata)
         }
         if logged { logger.log(level: swiftLevel, "\(text)", metadata: metadata) }
     }
