@@ -62,15 +62,6 @@ final class HoldingDelegate: TransportDelegate {
     func transport(_ transport: any Transport, didClose connection: ConnectionID, code: WebSocketCloseCode?) {}
 }
 
-/// Waits until `condition`, checked on the loop's thread, holds: at most five seconds.
-func waitOn(_ loop: EventLoop, _ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !(try await loop.submit(condition)) {
-        guard ContinuousClock.now < deadline else { throw TestClientError("timed out waiting until \(what)") }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
 /// The transport and its delegate, touched only from jobs on the loop.
 final class TransportBox<Delegate: TransportDelegate>: @unchecked Sendable {
     var transport: SocketTransport!
@@ -168,11 +159,11 @@ struct SocketTransportTests {
             let port = try await loop.submit { box.transport.boundPort }
             let connection = try TestHTTPConnection(port: port)
             try connection.sendRaw("GET /d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nPUT /e HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            try await waitOn(loop, "/d has arrived") { box.delegate.requests.count == 1 }
+            try await waitOnLoop(loop, timeout: .seconds(5), "/d has arrived") { box.delegate.requests.count == 1 }
             try connection.sendRaw("Content-Length: 2\r\n\r\n{}")
             try await loop.submit { box.delegate.release(box.transport) }
             #expect(try connection.readResponse().headers["x-path"] == "/d")
-            try await waitOn(loop, "/e has arrived") { box.delegate.requests.count == 2 }
+            try await waitOnLoop(loop, timeout: .seconds(5), "/e has arrived") { box.delegate.requests.count == 2 }
             try await loop.submit { box.delegate.release(box.transport) }
             let second = try connection.readResponse()
             #expect(second.headers["x-path"] == "/e" && second.text == "{}")
@@ -182,10 +173,10 @@ struct SocketTransportTests {
             let bodyFirst = try TestHTTPConnection(port: port)
             try bodyFirst.sendRaw(
                 "PUT /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}GET /y HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            try await waitOn(loop, "/x has arrived") { box.delegate.requests.count == 3 }
+            try await waitOnLoop(loop, timeout: .seconds(5), "/x has arrived") { box.delegate.requests.count == 3 }
             try await loop.submit { box.delegate.release(box.transport) }
             #expect(try bodyFirst.readResponse().headers["x-path"] == "/x")
-            try await waitOn(loop, "/y has arrived") { box.delegate.requests.count == 4 }
+            try await waitOnLoop(loop, timeout: .seconds(5), "/y has arrived") { box.delegate.requests.count == 4 }
             try await loop.submit { box.delegate.release(box.transport) }
             #expect(try bodyFirst.readResponse().headers["x-path"] == "/y")
         }
@@ -204,7 +195,7 @@ struct SocketTransportTests {
                 try connection.sendRaw(request)
                 #expect(try connection.isClosedByServer(), "\(request)")
             }
-            try await waitOn(loop, "both are counted out") { box.transport.statistics.openConnections == 0 }
+            try await waitOnLoop(loop, timeout: .seconds(5), "both are counted out") { box.transport.statistics.openConnections == 0 }
             #expect(try await loop.submit { box.delegate.requests.isEmpty })
             #expect(try TestHTTP.request(port: port, "GET", "/b").status == 200)
         }
