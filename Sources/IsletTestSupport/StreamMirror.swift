@@ -41,13 +41,6 @@ public struct StreamMirror: Sendable {
     /// The value of a subscription now.
     public func value(of id: String) -> JSONValue? { self.subscriptions[id]?.value }
 
-    /// Whether `path` goes through an array element (a token such as `0` or `12`): such a
-    /// subscription takes no operations from live patches, only its snapshots (reason
-    /// `array_element`), since an element's index shifts as its array changes.
-    public static func goesThroughArrayElement(_ path: JSONPointer) -> Bool {
-        path.tokens.contains { arrayIndex($0) != nil }
-    }
-
     /// Applies one server message.
     /// - Throws: `TestClientError` when a patch does not apply (the stream broke its contract).
     public mutating func apply(_ message: JSONValue) throws {
@@ -68,7 +61,7 @@ public struct StreamMirror: Sendable {
             // A subscription whose snapshot has not arrived yet gets nothing: the snapshot will
             // be at this revision or a later one.
             for (id, sub) in self.subscriptions
-            where sub.isSynced && (only == nil ? !Self.goesThroughArrayElement(sub.path) : only == id) {
+            where sub.isSynced && (only == nil ? sub.path.arrayGoneThrough == nil : only == id) {
                 var value = sub.value
                 for op in ops where op.path.isWithin(sub.path) {
                     do { value = try Self.apply(op, to: value, at: sub.path, rev: rev) } catch {

@@ -51,6 +51,14 @@ public struct JSONPointer: Sendable, Hashable, Comparable, CustomStringConvertib
     public var isRoot: Bool { self.tokens.isEmpty }
     public var lastToken: String? { self.tokens.last }
 
+    /// The array this pointer goes through, when it does: the pointer before its first token
+    /// that is an array index (`/d/list` for `/d/list/0/x`). A stream subscription there is kept
+    /// by snapshots: the element at an index changes when one before it comes or goes.
+    public var arrayGoneThrough: JSONPointer? {
+        guard let index = self.tokens.firstIndex(where: { arrayIndex($0) != nil }) else { return nil }
+        return JSONPointer(tokens: Array(self.tokens[..<index]))
+    }
+
     /// The pointer to the value that contains this one; `nil` for the root.
     public var parent: JSONPointer? {
         self.tokens.isEmpty ? nil : JSONPointer(tokens: Array(self.tokens.dropLast()))

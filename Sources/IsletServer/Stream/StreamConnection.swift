@@ -25,13 +25,9 @@ final class StreamConnection {
         /// Receiving patches (its snapshot, or its resume, went out).
         var isLive = false
 
-        /// The array the path goes through, when it does: the pointer before its first token
-        /// that is an array index (`/devices/d1/scene/lockScreen/activities` for
-        /// `…/activities/0`). Such a subscription gets snapshots, not patches (`StreamHub`).
-        var array: JSONPointer? {
-            guard let index = self.path.tokens.firstIndex(where: { arrayIndex($0) != nil }) else { return nil }
-            return JSONPointer(tokens: Array(self.path.tokens[..<index]))
-        }
+        /// The array the path goes through (`JSONPointer.arrayGoneThrough`): such a
+        /// subscription gets snapshots, not patches (`StreamHub`).
+        var array: JSONPointer? { self.path.arrayGoneThrough }
     }
 
     /// What a subscription waits to be sent before it goes live.

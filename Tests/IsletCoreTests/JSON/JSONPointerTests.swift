@@ -17,6 +17,15 @@ import Testing
         #expect(pointer.description == text)
     }
 
+    @Test("the array a pointer goes through is the part before its first canonical index token")
+    func arrayGoneThrough() throws {
+        #expect(try JSONPointer(parsing: "/d/list/0/x").arrayGoneThrough == JSONPointer(tokens: ["d", "list"]))
+        #expect(try JSONPointer(parsing: "/12").arrayGoneThrough == .root)
+        for path in ["/d/list", "/d/007", "/d/-", "/d/1a", ""] {
+            #expect(try JSONPointer(parsing: path).arrayGoneThrough == nil, "\(path)")
+        }
+    }
+
     @Test("escapes ~ before / so that ~01 means the key ~1")
     func escapeOrdering() throws {
         let pointer = try JSONPointer(parsing: "/~01")
