@@ -50,7 +50,7 @@ let package = Package(
             swiftSettings: settings),
         .target(name: "IsletStore", dependencies: ["CSQLite", log], swiftSettings: settings),
         .target(
-            name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", "CNGHTTP2", "COpenSSL", "CHiredis", log, deque],
+            name: "IsletTransport", dependencies: ["CLibUV", "CLibWebSockets", "CPrefetch", "CNGHTTP2", "COpenSSL", "CHiredis", log, deque],
             swiftSettings: settings),
         .target(
             name: "IsletServer",

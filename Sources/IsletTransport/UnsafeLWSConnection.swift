@@ -7,6 +7,10 @@
 // in front as lws_write requires, and issue exactly one lws_write per call.
 
 internal import CLibWebSockets
+internal import CPrefetch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One reusable buffer for lws_write, with the LWS_PRE headroom lws needs in front.
 /// Allocated once per transport; single-threaded (the loop thread).
@@ -234,8 +238,35 @@ struct LWSConnection {
         return lws_write(self.wsi, pointer, bytes.count, LWS_WRITE_HTTP) >= 0
     }
 
+    /// Sends bytes that are already WebSocket frames on the connection's socket itself, past
+    /// libwebsockets, when lws holds nothing unsent (the caller checks `hasBufferedOutput`):
+    /// what `writeFrames` does through `lws_issue_raw`, without lws's per-write work (its role's
+    /// write, its connection and WebSocket structures, two more cold lines per connection in a
+    /// fan-out). What the socket does not take goes to `writeFrames`, which keeps it for lws to
+    /// send before any later write, and arms the writable callback. Returns false on failure.
+    func sendFrames(_ bytes: UnsafeRawBufferPointer, on socket: Int32) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        let sent = send(socket, base, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        if sent == bytes.count { return true }
+        guard sent >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
+        return self.writeFrames(UnsafeRawBufferPointer(rebasing: bytes[max(sent, 0)...]))
+    }
+
+    /// The connection's socket.
+    var socket: Int32 { lws_get_socket_fd(self.wsi) }
+
     /// True while libwebsockets holds bytes of an earlier write it could not send yet.
     var hasBufferedOutput: Bool { lws_partial_buffered(self.wsi) != 0 }
+
+    /// Asks the CPU for the line of lws's connection structure that `hasBufferedOutput` reads
+    /// (`buflist_out`, 0x2d0 bytes in, in Debian's libwebsockets 4.1.6, as its
+    /// `lws_partial_buffered` shows): a fan-out checks it for thousands of cold connections in a
+    /// row. A hint: with another layout it prefetches a line of the same structure for nothing.
+    func prefetchBufferedOutputLine() {
+        islet_prefetch(UnsafeRawPointer(self.wsi) + Self.bufferedOutputOffset)
+    }
+
+    private static let bufferedOutputOffset = 0x2d0
 
     /// Writes a close frame (one lws_write) and gives the peer 5 s to answer it.
     ///

@@ -18,8 +18,11 @@ final class WebSocketState {
     /// callback must return `.close`, and later pieces are dropped.
     private(set) var isFailing = false
     /// Whole messages are framed here (`WebSocketFraming`) and written as raw bytes, several
-    /// per `send` when queued: a server connection without permessage-deflate.
+    /// per `send` when queued: a server connection without permessage-deflate (libwebsockets'
+    /// listener has no TLS, so the bytes go to the socket as they are).
     let framesItself: Bool
+    /// The connection's socket, for the fan-out's writes past libwebsockets (`sendFrames`).
+    let socket: Int32
     /// Messages wait in the queue for the write delay to end (`hold`), with no writable
     /// callback armed.
     private(set) var isHeld = false
@@ -30,6 +33,7 @@ final class WebSocketState {
         self.outbound = OutboundQueue(capBytes: outboundCap)
         self.assembler = MessageAssembler(limitBytes: messageLimit)
         self.framesItself = framesItself
+        self.socket = connection.socket
     }
 
     /// What a write handed to the socket: `send` calls (lws_write), whole messages finished,
@@ -113,9 +117,13 @@ final class WebSocketState {
     func writeNow(framed: UnsafeRawBufferPointer) -> Bool {
         guard self.framesItself, self.canWriteNow, framed.count <= Self.directWriteLimit + WebSocketFraming.maxHeaderBytes
         else { return false }
-        if !self.connection.writeFrames(framed) { self.connection.closeSoon() }
+        if !self.connection.sendFrames(framed, on: self.socket) { self.connection.closeSoon() }
         return true
     }
+
+    /// The bytes from the start of this object that `writeNow(framed:)` reads (its header and
+    /// the stored properties before `framesItself`, the last it reads), for prefetching.
+    static let hotBytes = 128
 
     /// Nothing is queued, held, buffered by lws or awaited: a write now keeps the order.
     private var canWriteNow: Bool {

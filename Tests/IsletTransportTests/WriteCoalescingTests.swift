@@ -68,6 +68,49 @@ struct WriteCoalescingTests {
         #expect(after.webSocketWrites - before.webSocketWrites == 6)
     }
 
+    @Test("a broadcast that fills the socket: the frame the socket took in part is finished by libwebsockets, later ones queue behind it, and each arrives whole and in order")
+    func broadcastPastTheSocket() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(
+                port: port, subprotocols: [], timeout: .seconds(10), receiveBufferBytes: 4096)
+            try client.send(text: "ready")
+            _ = try client.readFrame()
+            // 4,000-byte messages (written past lws, the fan-out's path) until the socket and
+            // the queue are full; the socket takes a part of one of them.
+            let message = Self.numberedMessage
+            let (accepted, lwsHeldPart) = try await loop.submit {
+                let id = box.delegate.opened[0]
+                var accepted = 0
+                var lwsHeldPart = false
+                while accepted < 5000 {
+                    let result = box.transport.broadcast(.binary(message(accepted)), to: [id])
+                    if !result.overCap.isEmpty { break }
+                    accepted += 1
+                    lwsHeldPart = lwsHeldPart || box.transport.sockets[id]!.connection.hasBufferedOutput
+                }
+                return (accepted, lwsHeldPart)
+            }
+            #expect(lwsHeldPart, "the socket never refused part of a frame")
+            #expect(accepted > 10)
+            for number in 0..<accepted {
+                let frame = try client.readFrame()
+                #expect(frame.opcode == TestWebSocketClient.Frame.binary)
+                guard frame.payload == message(number) else {
+                    Issue.record("message \(number) of \(accepted) arrived as \(frame.payload.count) bytes, not as sent")
+                    return
+                }
+            }
+        }
+    }
+
+    /// 4,000 bytes: the number in five digits, then one letter repeated.
+    @Sendable private static func numberedMessage(_ number: Int) -> [UInt8] {
+        let digits = String(number)
+        return Array((String(repeating: "0", count: 5 - digits.count) + digits).utf8)
+            + [UInt8](repeating: UInt8(0x61 + number % 26), count: 3995)
+    }
+
     @Test("with a write delay, a connection's messages within it leave in one write, in order")
     func coalesced() async throws {
         var configuration = TransportConfiguration(port: 0)

@@ -32,8 +32,5 @@ let arrayCountOffset = 16
 /// Prefetches every cache line of `bytes` bytes from `start`.
 @inline(__always)
 func prefetch(lines start: UnsafeRawPointer, bytes: Int) {
-    guard bytes > 0 else { return }
-    let first = UInt(bitPattern: start) & ~63
-    let last = UInt(bitPattern: start + bytes - 1) & ~63
-    for line in stride(from: first, through: last, by: 64) { prefetch(UnsafeRawPointer(bitPattern: line)!) }
+    islet_prefetch_lines(start, bytes)
 }
