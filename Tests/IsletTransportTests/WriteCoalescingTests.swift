@@ -104,6 +104,55 @@ struct WriteCoalescingTests {
         }
     }
 
+    @Test("a pong libwebsockets owes while the socket is full, and the broadcasts around it, arrive as whole frames")
+    func pongAmongBroadcasts() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(
+                port: port, subprotocols: [], timeout: .seconds(10), receiveBufferBytes: 4096)
+            try client.send(text: "ready")
+            _ = try client.readFrame()
+            let message = Self.numberedMessage
+            func broadcast(from first: Int, count: Int) async throws -> Int {
+                try await loop.submit {
+                    let id = box.delegate.opened[0]
+                    var sent = 0
+                    while sent < count, box.transport.broadcast(.binary(message(first + sent)), to: [id]).overCap.isEmpty {
+                        sent += 1
+                    }
+                    return sent
+                }
+            }
+            // Fill the socket, have lws owe a pong (the echoed marker shows lws read the ping
+            // before it), then broadcast more: the pong goes between two whole frames.
+            let first = try await broadcast(from: 0, count: 40)
+            let before = try await loop.submit { box.transport.statistics.bytesReceived }
+            try client.send(opcode: TestWebSocketClient.Frame.ping, payload: Array("p".utf8))
+            try client.send(text: "marker")
+            try await waitOnLoop(loop, timeout: .seconds(10), "the marker after the ping arrives") {
+                box.transport.statistics.bytesReceived >= before + 6
+            }
+            let second = try await broadcast(from: first, count: 40)
+            var numbers: [Int] = []
+            var (pongs, markers) = (0, 0)
+            while numbers.count < first + second || pongs == 0 || markers == 0 {
+                let frame = try client.readFrame()
+                switch frame.opcode {
+                case TestWebSocketClient.Frame.pong: pongs += 1
+                case TestWebSocketClient.Frame.text: markers += frame.payload == Array("marker".utf8) ? 1 : 100
+                default:
+                    guard frame.payload == message(numbers.count) else {
+                        Issue.record("frame \(numbers.count) of \(first + second) arrived as \(frame.payload.count) bytes, not as sent")
+                        return
+                    }
+                    numbers.append(numbers.count)
+                }
+            }
+            #expect(pongs == 1 && markers == 1)
+            #expect(first > 0 && second > 0)
+        }
+    }
+
     /// 4,000 bytes: the number in five digits, then one letter repeated.
     @Sendable private static func numberedMessage(_ number: Int) -> [UInt8] {
         let digits = String(number)
