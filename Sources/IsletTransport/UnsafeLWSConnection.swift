@@ -232,20 +232,22 @@ struct LWSConnection {
     /// `lws_issue_raw` (`rops_write_role_protocol_ws`), which sends the bytes as they are and keeps
     /// what the socket does not take, to send before any later write. No LWS_PRE headroom is
     /// needed, so the bytes are written from where they are. Returns false on failure.
-    func writeFrames(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func writeFrames(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
         let pointer = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
         return lws_write(self.wsi, pointer, bytes.count, LWS_WRITE_HTTP) >= 0
     }
 
     /// Sends bytes that are already WebSocket frames on the connection's socket itself, past
-    /// libwebsockets, when lws holds nothing unsent (the caller checks `hasBufferedOutput`):
-    /// what `writeFrames` does through `lws_issue_raw`, without lws's per-write work (its role's
-    /// write, its connection and WebSocket structures, two more cold lines per connection in a
-    /// fan-out). What the socket does not take goes to `writeFrames`, which keeps it for lws to
-    /// send before any later write, and arms the writable callback. Returns false on failure.
+    /// libwebsockets: what `writeFrames` does through `lws_issue_raw`, without lws's per-write
+    /// work (its role's write, its connection and WebSocket structures: two more cold lines per
+    /// connection in a fan-out). While lws holds bytes unsent (a part of an earlier write, or
+    /// of a pong it wrote itself), the frames go behind them through `writeFrames`; what the
+    /// socket does not take goes there too, for lws to send before any later write, with the
+    /// writable callback armed. Returns false on failure.
     func sendFrames(_ bytes: UnsafeRawBufferPointer, on socket: Int32) -> Bool {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        guard !self.hasBufferedOutput else { return self.writeFrames(bytes) }
         let sent = send(socket, base, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
         if sent == bytes.count { return true }
         guard sent >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }

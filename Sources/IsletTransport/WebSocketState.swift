@@ -101,8 +101,8 @@ final class WebSocketState {
             let header = WebSocketFraming.writeHeader(
                 payload: message.bytes.count, isText: message.isText, to: buffer.payload)
             _ = buffer.load(message.bytes[...], at: header)
-            written = self.connection.writeFrames(
-                UnsafeRawBufferPointer(start: buffer.payload, count: header + message.bytes.count))
+            written = self.connection.sendFrames(
+                UnsafeRawBufferPointer(start: buffer.payload, count: header + message.bytes.count), on: self.socket)
         } else {
             let chunk = OutboundQueue.Chunk(
                 isText: message.isText, isFirst: true, isLast: true, bytes: message.bytes[...])
@@ -147,7 +147,7 @@ final class WebSocketState {
             count += 1
         }
         guard count > 0 else { return (Written(), true) }
-        let ok = self.connection.writeFrames(UnsafeRawBufferPointer(start: buffer.payload, count: used))
+        let ok = self.connection.sendFrames(UnsafeRawBufferPointer(start: buffer.payload, count: used), on: self.socket)
         self.outbound.removeFirst(count)
         return (Written(writes: 1, messages: count, bytes: payloadBytes), ok)
     }
