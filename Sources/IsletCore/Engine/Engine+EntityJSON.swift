@@ -81,18 +81,21 @@ extension Engine {
     /// The fragment part of `render`, built once per rendering and reused (so unchanged
     /// fragments compare in O(1) when the activity's JSON is diffed).
     static func fragmentsJSON(_ render: RenderedPresentation) -> JSONValue {
-        let expanded: JSONObject = [
-            "bottom": .string(render[.expandedBottom]), "center": .string(render[.expandedCenter]),
-            "leading": .string(render[.expandedLeading]), "trailing": .string(render[.expandedTrailing]),
-        ]
-        let object: JSONObject = [
-            "compactLeading": .string(render[.compactLeading]),
-            "compactTrailing": .string(render[.compactTrailing]),
-            "expanded": .object(expanded),
-            "lockScreen": .string(render[.lockScreen]),
-            "minimal": .string(render[.minimal]),
-        ]
-        return .object(object)
+        // Members in key order (no dictionary literal to sort and hash, once per rendering).
+        let expanded = JSONObject(sortedUniqueMembers: [
+            .init(key: "bottom", value: .string(render[.expandedBottom])),
+            .init(key: "center", value: .string(render[.expandedCenter])),
+            .init(key: "leading", value: .string(render[.expandedLeading])),
+            .init(key: "trailing", value: .string(render[.expandedTrailing])),
+        ])
+        return .object(
+            JSONObject(sortedUniqueMembers: [
+                .init(key: "compactLeading", value: .string(render[.compactLeading])),
+                .init(key: "compactTrailing", value: .string(render[.compactTrailing])),
+                .init(key: "expanded", value: .object(expanded)),
+                .init(key: "lockScreen", value: .string(render[.lockScreen])),
+                .init(key: "minimal", value: .string(render[.minimal])),
+            ]))
     }
 
     /// The app's whole entry.
