@@ -3,6 +3,8 @@
  * fan-out loop): Swift has no way to spell them. They never fault, change no value, and read no
  * clock or file. They ask for the lines to write: most of what is prefetched (a widget, a stack,
  * its members and ranking; a connection's state) is written soon after, all on one thread.
+ * The loop over lines is here rather than in Swift because both modules use it and neither
+ * imports the other.
  */
 #ifndef ISLET_PREFETCH_H
 #define ISLET_PREFETCH_H

@@ -1,5 +1,3 @@
-internal import CPrefetch
-
 extension SocketTransport {
     func upgradeRequested(_ connection: LWSConnection) -> LWSVerdict {
         guard self.isAccepting, connection.hasHTTPVersion, let (_, path) = connection.methodAndPath() else {
@@ -108,11 +106,8 @@ extension SocketTransport {
             }
         } else {
             let framed = WebSocketFraming.framed(message)
-            var targets = self.takeBroadcastTargets(connections)
             framed.withUnsafeBytes { framed in
-                for index in targets.indices {
-                    Self.prefetchAhead(targets, from: index)
-                    let state = targets[index].takeUnretainedValue()
+                self.sockets.forEachOpen(among: connections) { state in
                     if state.writeNow(framed: framed) {
                         self.count(WebSocketState.Written(writes: 1, messages: 1, bytes: message.bytes.count))
                         result.queued += 1
@@ -121,39 +116,8 @@ extension SocketTransport {
                     }
                 }
             }
-            targets.removeAll(keepingCapacity: true)
-            self.broadcastTargets = targets
         }
         return result
-    }
-
-    /// The open connections among `connections`, unretained, in the reused array (taken out of
-    /// `self` while in use). Only their addresses are read here: the states themselves are cold
-    /// (one per subscriber, far more than the cache holds), and are prefetched as the loop goes.
-    /// Nothing the loop does removes a state: a failed write closes its connection later
-    /// (`closeSoon`), from lws's next service.
-    private func takeBroadcastTargets(_ connections: Set<ConnectionID>) -> [Unmanaged<WebSocketState>] {
-        var targets = self.broadcastTargets
-        self.broadcastTargets = []
-        targets.reserveCapacity(connections.count)
-        for id in connections {
-            if let state = self.sockets.unretained(id) { targets.append(state) }
-        }
-        return targets
-    }
-
-    /// Brings in the state of the connection a few places ahead, and the libwebsockets
-    /// connection of the one half as far ahead (its address is in that state, prefetched
-    /// earlier): each write starts with both in the cache instead of two misses in a row.
-    @inline(__always)
-    private static func prefetchAhead(_ targets: [Unmanaged<WebSocketState>], from index: Int) {
-        let (stateDistance, connectionDistance) = (8, 4)
-        if index + stateDistance < targets.count {
-            islet_prefetch_lines(UnsafeRawPointer(targets[index + stateDistance].toOpaque()), WebSocketState.hotBytes)
-        }
-        if index + connectionDistance < targets.count {
-            targets[index + connectionDistance]._withUnsafeGuaranteedRef { $0.connection.prefetchBufferedOutputLine() }
-        }
     }
 
     private func count(_ written: WebSocketState.Written) {

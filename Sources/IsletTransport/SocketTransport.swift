@@ -37,8 +37,6 @@ public final class SocketTransport: Transport {
     private var nextID: UInt64 = 1
     var exchanges: [ConnectionID: HTTPExchange] = [:]
     let sockets = OpenWebSockets()
-    /// The broadcast's scratch list of target states, kept to reuse its storage.
-    var broadcastTargets: [Unmanaged<WebSocketState>] = []
     var pendingUpgrades: [ConnectionID: WebSocketUpgrade] = [:]
     /// True while a received message is being handed to the delegate. Replies sent then are
     /// queued, never written at once: libwebsockets may still owe the peer a pong for a ping

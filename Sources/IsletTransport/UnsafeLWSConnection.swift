@@ -4,7 +4,8 @@
 // LWS_CALLBACK_CLOSED / CLOSED_HTTP, after which the pointer is dangling). Header accessors
 // work only while lws still holds the request headers (HTTP, BODY and FILTER_* callbacks).
 // The write helpers copy bytes into the transport's `WriteBuffer`, which leaves LWS_PRE bytes
-// in front as lws_write requires, and issue exactly one lws_write per call.
+// in front as lws_write requires, and issue one lws_write per call; `sendFrames` writes frames
+// with one send() on the socket instead, and one lws_write for what the socket did not take.
 
 internal import CLibWebSockets
 internal import CPrefetch

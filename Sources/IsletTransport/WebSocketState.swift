@@ -1,15 +1,24 @@
 /// One open WebSocket's state, for the server and the client side alike: its outbound queue,
 /// its message reassembly, and how it closes. Loop-confined.
 final class WebSocketState {
+    // The stored properties a write at once reads (`writeNow`) come first: the fan-out
+    // prefetches the object's first `hotBytes` for each subscriber ahead of its write.
     let id: ConnectionID
     let connection: LWSConnection
-    private(set) var outbound: OutboundQueue
-    private var assembler: MessageAssembler
+    /// The connection's socket, for writes past libwebsockets (`sendFrames`); kept here
+    /// because lws's own copy is on another cold line of its connection.
+    let socket: Int32
+    /// Whole messages are framed here (`WebSocketFraming`) and written as raw bytes, several
+    /// per `send` when queued: a server connection without permessage-deflate (libwebsockets'
+    /// listener has no TLS, so the bytes go to the socket as they are).
+    let framesItself: Bool
     private var writableRequested = false
-    /// Set by `close(code:reason:)`: written once the queue is empty.
-    private(set) var pendingClose: (code: WebSocketCloseCode, reason: String)?
     /// Our close frame is written; we wait for the peer's.
     private(set) var sentClose = false
+    /// Set by `close(code:reason:)`: written once the queue is empty.
+    private(set) var pendingClose: (code: WebSocketCloseCode, reason: String)?
+    private(set) var outbound: OutboundQueue
+    private var assembler: MessageAssembler
     /// The code to report when the connection ends: the peer's, or the one we sent.
     private(set) var closeCode: WebSocketCloseCode?
     /// A drain notice is wanted: the next writable callback with nothing to write reports it.
@@ -17,12 +26,6 @@ final class WebSocketState {
     /// Set when we fail the connection (a message over the limit, invalid UTF-8): the receive
     /// callback must return `.close`, and later pieces are dropped.
     private(set) var isFailing = false
-    /// Whole messages are framed here (`WebSocketFraming`) and written as raw bytes, several
-    /// per `send` when queued: a server connection without permessage-deflate (libwebsockets'
-    /// listener has no TLS, so the bytes go to the socket as they are).
-    let framesItself: Bool
-    /// The connection's socket, for the fan-out's writes past libwebsockets (`sendFrames`).
-    let socket: Int32
     /// Messages wait in the queue for the write delay to end (`hold`), with no writable
     /// callback armed.
     private(set) var isHeld = false
@@ -30,14 +33,13 @@ final class WebSocketState {
     init(id: ConnectionID, connection: LWSConnection, outboundCap: Int, messageLimit: Int, framesItself: Bool) {
         self.id = id
         self.connection = connection
+        self.socket = connection.socket
+        self.framesItself = framesItself
         self.outbound = OutboundQueue(capBytes: outboundCap)
         self.assembler = MessageAssembler(limitBytes: messageLimit)
-        self.framesItself = framesItself
-        self.socket = connection.socket
     }
 
-    /// What a write handed to the socket: `send` calls (lws_write), whole messages finished,
-    /// payload bytes.
+    /// What a write handed to the socket: `send` calls, whole messages finished, payload bytes.
     struct Written: Equatable {
         var writes = 0
         var messages = 0
@@ -57,6 +59,7 @@ final class WebSocketState {
     /// - Returns: The result, and whether the connection was not held before (its flush must
     ///   be scheduled).
     func hold(_ message: WebSocketMessage) -> (SendResult, newlyHeld: Bool) {
+        assert(self.framesItself, "the write delay releases frames it frames itself")
         guard self.pendingClose == nil else { return (.notOpen, false) }
         guard self.outbound.enqueue(message) == .queued else { return (.overCap, false) }
         guard !self.isHeld, !self.writableRequested else { return (.queued, false) }
@@ -121,8 +124,9 @@ final class WebSocketState {
         return true
     }
 
-    /// The bytes from the start of this object that `writeNow(framed:)` reads (its header and
-    /// the stored properties before `framesItself`, the last it reads), for prefetching.
+    /// The bytes from the start of this object that hold what `writeNow(framed:)` reads (the
+    /// object's header and the stored properties declared first, through `outbound`'s count),
+    /// for prefetching.
     static let hotBytes = 128
 
     /// Nothing is queued, held, buffered by lws or awaited: a write now keeps the order.

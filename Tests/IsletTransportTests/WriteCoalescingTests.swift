@@ -68,7 +68,29 @@ struct WriteCoalescingTests {
         #expect(after.webSocketWrites - before.webSocketWrites == 6)
     }
 
-    @Test("a broadcast that fills the socket: the frame the socket took in part is finished by libwebsockets, later ones queue behind it, and each arrives whole and in order")
+    @Test("a broadcast to more connections than the fan-out looks ahead (states and lws lines prefetched 8 and 4 places on) reaches each, in order, one write per message")
+    func broadcastToMany() async throws {
+        try await withEchoTransport { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let clients = try (0..<13).map { _ in
+                let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+                try client.send(text: "ready")
+                _ = try client.readFrame()
+                return client
+            }
+            let (results, writes) = try await loop.submit {
+                let before = box.transport.statistics.webSocketWrites
+                let ids = Set(box.delegate.opened)
+                let results = ["one", "two", "three"].map { box.transport.broadcast(.text(Array($0.utf8)), to: ids) }
+                return (results, box.transport.statistics.webSocketWrites - before)
+            }
+            #expect(results.allSatisfy { $0.queued == 13 && $0.overCap.isEmpty })
+            #expect(writes == 39)
+            for client in clients { #expect(try (0..<3).map { _ in try client.readText() } == ["one", "two", "three"]) }
+        }
+    }
+
+    @Test("a broadcast that fills the socket: what the socket refuses (part of a frame, or all of it) is finished by libwebsockets, later ones queue behind it, and each arrives whole and in order")
     func broadcastPastTheSocket() async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
@@ -91,7 +113,7 @@ struct WriteCoalescingTests {
                 }
                 return (accepted, lwsHeldPart)
             }
-            #expect(lwsHeldPart, "the socket never refused part of a frame")
+            #expect(lwsHeldPart, "the socket never refused a frame's bytes")
             #expect(accepted > 10)
             for number in 0..<accepted {
                 let frame = try client.readFrame()

@@ -32,5 +32,6 @@ let arrayCountOffset = 16
 /// Prefetches every cache line of `bytes` bytes from `start`.
 @inline(__always)
 func prefetch(lines start: UnsafeRawPointer, bytes: Int) {
+    guard bytes > 0 else { return }
     islet_prefetch_lines(start, bytes)
 }
