@@ -3,10 +3,13 @@ import Testing
 
 @testable import IsletTransport
 
-/// Two echo clients, each known open once its first message came back.
-private func readyClients(port: Int) throws -> [TestWebSocketClient] {
-    try (0..<2).map { _ in
-        let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+/// Echo clients, each known open once its first message came back; with `receiveBufferBytes`,
+/// a small kernel receive buffer (a socket that fills soon) and a longer timeout to drain it.
+private func readyClients(port: Int, count: Int = 2, receiveBufferBytes: Int? = nil) throws -> [TestWebSocketClient] {
+    try (0..<count).map { _ in
+        let client = try TestWebSocketClient.connect(
+            port: port, subprotocols: [], timeout: .seconds(receiveBufferBytes == nil ? 5 : 10),
+            receiveBufferBytes: receiveBufferBytes)
         try client.send(text: "ready")
         _ = try client.readFrame()
         return client
@@ -72,12 +75,7 @@ struct WriteCoalescingTests {
     func broadcastToMany() async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
-            let clients = try (0..<13).map { _ in
-                let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
-                try client.send(text: "ready")
-                _ = try client.readFrame()
-                return client
-            }
+            let clients = try readyClients(port: port, count: 13)
             let (results, writes) = try await loop.submit {
                 let before = box.transport.statistics.webSocketWrites
                 let ids = Set(box.delegate.opened)
@@ -94,10 +92,7 @@ struct WriteCoalescingTests {
     func broadcastPastTheSocket() async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
-            let client = try TestWebSocketClient.connect(
-                port: port, subprotocols: [], timeout: .seconds(10), receiveBufferBytes: 4096)
-            try client.send(text: "ready")
-            _ = try client.readFrame()
+            let client = try readyClients(port: port, count: 1, receiveBufferBytes: 4096)[0]
             // 4,000-byte messages (written past lws, the fan-out's path) until the socket and
             // the queue are full; the socket takes a part of one of them.
             let message = Self.numberedMessage
@@ -130,10 +125,7 @@ struct WriteCoalescingTests {
     func pongAmongBroadcasts() async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
-            let client = try TestWebSocketClient.connect(
-                port: port, subprotocols: [], timeout: .seconds(10), receiveBufferBytes: 4096)
-            try client.send(text: "ready")
-            _ = try client.readFrame()
+            let client = try readyClients(port: port, count: 1, receiveBufferBytes: 4096)[0]
             let message = Self.numberedMessage
             func broadcast(from first: Int, count: Int) async throws -> Int {
                 try await loop.submit {
