@@ -48,7 +48,7 @@ final class WebSocketState {
 
     /// Queues a message and arms one writable callback.
     func enqueue(_ message: WebSocketMessage) -> SendResult {
-        guard self.pendingClose == nil else { return .notOpen }
+        guard self.pendingClose == nil, !self.sentClose else { return .notOpen }
         guard self.outbound.enqueue(message) == .queued else { return .overCap }
         self.requestWritable()
         return .queued
@@ -60,7 +60,7 @@ final class WebSocketState {
     ///   be scheduled).
     func hold(_ message: WebSocketMessage) -> (SendResult, newlyHeld: Bool) {
         assert(self.framesItself, "the write delay releases frames it frames itself")
-        guard self.pendingClose == nil else { return (.notOpen, false) }
+        guard self.pendingClose == nil, !self.sentClose else { return (.notOpen, false) }
         guard self.outbound.enqueue(message) == .queued else { return (.overCap, false) }
         guard !self.isHeld, !self.writableRequested else { return (.queued, false) }
         self.isHeld = true
@@ -203,27 +203,32 @@ final class WebSocketState {
             // lws validates UTF-8 as it inflates, but a failure found after the first inflated
             // buffer is not acted on (see `fail`): check compressed text messages once more.
             if compressed && message.isText && String(validating: message.bytes, as: UTF8.self) == nil {
-                self.fail(.invalidPayload, "invalid UTF-8")
+                self.fail(.invalidPayload, "invalid UTF-8", compressed: true)
                 return nil
             }
             return message
         case .tooLarge:
-            self.fail(.messageTooBig, "message too big")
+            self.fail(.messageTooBig, "message too big", compressed: compressed)
             return nil
         }
     }
 
     /// Fails the connection with `code`. lws sends the close frame and closes when the receive
-    /// callback returns -1, except while it is inflating a compressed message from its drain
-    /// list, where lws 4.1.6 ignores the result (`rops_handle_POLLIN_ws`). So the close frame
-    /// is also scheduled here, ahead of any queued message, and the connection is closed once
-    /// it is written (RFC 6455 §7.1.7: a failed connection need not wait for the peer's close).
-    private func fail(_ code: WebSocketCloseCode, _ reason: String) {
+    /// callback returns -1, and nothing may follow that frame: this side counts it as sent. But
+    /// while lws inflates a compressed message from its drain list, lws 4.1.6 ignores the
+    /// result (`rops_handle_POLLIN_ws`); so for a compressed message the close frame is
+    /// scheduled here, ahead of any queued message, and the connection is closed once it is
+    /// written (RFC 6455 §7.1.7: a failed connection need not wait for the peer's close).
+    private func fail(_ code: WebSocketCloseCode, _ reason: String, compressed: Bool) {
         self.isFailing = true
         self.closeCode = code
         self.connection.setCloseReason(code, reason)
-        self.pendingClose = (code, reason)
-        self.requestWritable()
+        if compressed {
+            self.pendingClose = (code, reason)
+            self.requestWritable()
+        } else {
+            self.sentClose = true
+        }
     }
 
     /// The writable callback: the queue's leading whole messages in one `send` (as many as the
@@ -238,6 +243,7 @@ final class WebSocketState {
             self.connection.closeSoon()
             return (.proceed, Written())
         }
+        guard !self.sentClose else { return (.proceed, Written()) }  // Nothing follows a close frame.
         if self.framesItself, !self.outbound.isHeadStarted {
             let (written, ok) = self.writeWholeMessages(buffer: buffer)
             guard ok else { return (.close, written) }

@@ -32,6 +32,22 @@ struct WebSocketConformanceTests {
         }
     }
 
+    @Test("a message over the limit gets one close frame, 1009, and nothing after it (lws's; this side wrote a second)")
+    func oversizeClosesOnce() async throws {
+        try await withEchoTransport(Self.limited) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
+            try client.send(opcode: Frame.binary, payload: Array(repeating: 1, count: 70 * 1024))
+            var frames: [(opcode: UInt8, code: UInt16?)] = []
+            while let frame = try? client.readFrame() {
+                frames.append((frame.opcode, frame.closeCode))
+                if frames.count == 1 { try? client.sendClose(code: 1009) }
+            }
+            #expect(frames.map(\.opcode) == [Frame.close])
+            #expect(frames.first?.code == 1009)
+        }
+    }
+
     @Test("a continuation frame announcing 2^63 - 1 bytes after a first fragment closes with 1009, the server alive")
     func hugeContinuationAnnounced() async throws {
         try await withEchoTransport(Self.limited) { loop, box in
