@@ -53,6 +53,14 @@ enum BenchChildren {
         return directory
     }
 
+    /// `given` (a `--dir`, created if missing and kept), else a new temporary directory that
+    /// `removeDirectory` removes. Returns the path and whether it is temporary.
+    static func directory(given: String?, else name: String) throws -> (path: String, isTemporary: Bool) {
+        guard let given else { return (try self.makeDirectory(name), true) }
+        try FileManager.default.createDirectory(atPath: given, withIntermediateDirectories: true)
+        return (given, false)
+    }
+
     static func removeDirectory(_ directory: String) {
         state.withLock { _ = $0.directories.remove(directory) }
         try? FileManager.default.removeItem(atPath: directory)

@@ -57,9 +57,8 @@ struct BenchCommands: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let dir = self.dir { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        let directory = try self.dir ?? BenchChildren.makeDirectory("commands")
-        defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
+        let (directory, isTemporary) = try BenchChildren.directory(given: self.dir, else: "commands")
+        defer { if isTemporary { BenchChildren.removeDirectory(directory) } }
         let load = self.rate.map { String(format: "paced %.0f/s, clients × cap", $0) } ?? "clients × window"
         print(
             "| durability | writer | \(load) | commands/s | p50 ms | p99 ms | max ms | errors | held back | server CPU µs/command | log MiB |"

@@ -46,9 +46,8 @@ struct BenchRecovery: AsyncParsableCommand {
     }
 
     private func recovery() throws {
-        if let dir = self.dir { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        let directory = try self.dir ?? BenchChildren.makeDirectory("recovery")
-        defer { if self.dir == nil { BenchChildren.removeDirectory(directory) } }
+        let (directory, isTemporary) = try BenchChildren.directory(given: self.dir, else: "recovery")
+        defer { if isTemporary { BenchChildren.removeDirectory(directory) } }
         let path = directory + "/recovery.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 
