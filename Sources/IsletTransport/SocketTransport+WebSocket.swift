@@ -97,13 +97,13 @@ extension SocketTransport {
         if self.configuration.webSocketCompression || self.isDeliveringMessage {
             for id in connections { count(self.send(message, to: id), id) }
         } else if self.configuration.webSocketWriteDelay > .zero {
-            let due = ContinuousClock.now + self.configuration.webSocketWriteDelay
-            for id in connections {
-                guard let state = self.sockets[id] else { continue }
-                let (sent, newlyHeld) = state.hold(message)
-                if newlyHeld { self.scheduleRelease(of: id, at: due) }
-                count(sent, id)
+            var newlyHeld: [ConnectionID] = []
+            self.sockets.forEachOpen(among: connections) { state in
+                let (sent, held) = state.hold(message)
+                if held { newlyHeld.append(state.id) }
+                count(sent, state.id)
             }
+            self.scheduleRelease(of: newlyHeld)
         } else {
             let framed = WebSocketFraming.framed(message)
             framed.withUnsafeBytes { framed in
@@ -126,10 +126,11 @@ extension SocketTransport {
         self.statistics.webSocketWrites += UInt64(written.writes)
     }
 
-    /// Releases connection `id`'s held messages when the write delay has passed (one timer for
-    /// all: the delay is the same for every connection, so releases fall due in order).
-    private func scheduleRelease(of id: ConnectionID, at due: ContinuousClock.Instant) {
-        self.held.append((due, id))
+    /// Releases the held messages of `ids` when the write delay has passed (one timer for all:
+    /// the delay is the same for every connection, so releases fall due in order).
+    private func scheduleRelease(of ids: [ConnectionID]) {
+        guard !ids.isEmpty else { return }
+        self.held.append((ContinuousClock.now + self.configuration.webSocketWriteDelay, ids))
         if self.held.count == 1 { self.armReleaseTimer(after: self.configuration.webSocketWriteDelay) }
     }
 
@@ -142,8 +143,9 @@ extension SocketTransport {
         // libuv's timers count whole milliseconds from the turn's start: take what is due within one.
         while let first = self.held.first, first.due <= now + .milliseconds(1) {
             self.held.removeFirst()
-            guard let state = self.sockets[first.id] else { continue }
-            self.count(state.release(buffer: self.writeBuffer))
+            self.sockets.forEachOpen(among: first.ids) { state in
+                self.count(state.release(buffer: self.writeBuffer))
+            }
         }
         if let next = self.held.first { self.armReleaseTimer(after: next.due - now) }
     }

@@ -43,8 +43,9 @@ public final class SocketTransport: Transport {
     /// that arrived before the message, and writes it first from the next writable callback.
     var isDeliveringMessage = false
     var isAccepting = true
-    /// Connections holding messages for the write delay, by when to release them (in order).
-    var held: Deque<(due: ContinuousClock.Instant, id: ConnectionID)> = []
+    /// Connections holding messages for the write delay, one group per broadcast that began
+    /// holding them, by when to release them (in order: the delay is the same for all).
+    var held: Deque<(due: ContinuousClock.Instant, ids: [ConnectionID])> = []
     private var shutdown: ShutdownState?
     /// Connections counted in `maxConnections`, and those accepted beyond it, which are not
     /// served until there is room (each request meanwhile is refused, so the client is told).

@@ -37,7 +37,7 @@ final class OpenWebSockets {
     /// Calls `body` with the state of each open connection among `ids`, each state and the
     /// line of its libwebsockets connection that says whether lws holds bytes unsent brought
     /// into the cache a few calls ahead. `body` must not open or close connections.
-    func forEachOpen(among ids: Set<ConnectionID>, _ body: (WebSocketState) -> Void) {
+    func forEachOpen(among ids: some Collection<ConnectionID>, _ body: (WebSocketState) -> Void) {
         var targets = self.targets
         self.targets = []
         targets.reserveCapacity(ids.count)

@@ -184,6 +184,45 @@ struct WriteCoalescingTests {
         #expect(after.webSocketWrites - before.webSocketWrites == 2)
     }
 
+    @Test("with a write delay, a broadcast past the fan-out's look-ahead holds each connection once; one that closes meanwhile is passed over at the release; a broadcast after it holds anew")
+    func coalescedToMany() async throws {
+        var configuration = TransportConfiguration(port: 0)
+        configuration.webSocketWriteDelay = .milliseconds(1500)
+        try await withEchoTransport(configuration) { loop, box in
+            let port = try await loop.submit { box.transport.boundPort }
+            var clients = try readyClients(port: port, count: 13)
+            let (ids, before) = try await loop.submit {
+                let ids = Set(box.delegate.opened)
+                let before = box.transport.statistics
+                #expect(box.transport.broadcast(.text(Array("one".utf8)), to: ids).queued == 13)
+                return (ids, before)
+            }
+            let leaving = clients.removeLast()
+            try leaving.sendClose()
+            #expect(try leaving.readClose(reply: false) == 1000)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try await loop.submit({ box.delegate.closed.isEmpty }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let held = try await loop.submit {
+                #expect(box.transport.broadcast(.text(Array("two".utf8)), to: ids).queued == 12)
+                return box.transport.statistics
+            }
+            #expect(held.webSocketWrites == before.webSocketWrites)
+            for client in clients { #expect(try [client.readText(), client.readText()] == ["one", "two"]) }
+            let released = try await loop.submit {
+                let released = box.transport.statistics
+                #expect(box.transport.broadcast(.text(Array("three".utf8)), to: ids).queued == 12)
+                return released
+            }
+            #expect(released.webSocketWrites - before.webSocketWrites == 12)
+            #expect(released.webSocketMessagesSent - before.webSocketMessagesSent == 24)
+            for client in clients { #expect(try client.readText() == "three") }
+            let after = try await loop.submit { box.transport.statistics }
+            #expect(after.webSocketWrites - released.webSocketWrites == 12)
+        }
+    }
+
     @Test("a reply is not delayed: it takes the held messages along, in order")
     func replyFlushes() async throws {
         var configuration = TransportConfiguration(port: 0)
