@@ -200,10 +200,7 @@ struct WriteCoalescingTests {
             let leaving = clients.removeLast()
             try leaving.sendClose()
             #expect(try leaving.readClose(reply: false) == 1000)
-            let deadline = ContinuousClock.now + .seconds(5)
-            while try await loop.submit({ box.delegate.closed.isEmpty }), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await waitOnLoop(loop, timeout: .seconds(5), "the server saw the close") { !box.delegate.closed.isEmpty }
             let held = try await loop.submit {
                 #expect(box.transport.broadcast(.text(Array("two".utf8)), to: ids).queued == 12)
                 return box.transport.statistics
