@@ -64,7 +64,7 @@ extension Engine {
             return ("attributesTooLarge", self.tooLarge(size, field: "/content/state"))
         }
         do {
-            try self.checkRenderBudget(
+            try self.templates.checkActivityBudget(
                 app: app.id, type: request.attributesType, attributes: request.attributes,
                 state: request.content.state ?? JSONObject(), alert: request.alert?.fields, field: "/content/state")
         } catch {

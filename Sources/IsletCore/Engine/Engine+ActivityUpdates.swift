@@ -49,7 +49,7 @@ extension Engine {
             if size > self.configuration.activityPayloadMaxBytes {
                 guard update.delivery.source == .push else { throw self.tooLarge(size, field: "/content/state") }
                 outcome = .rejected("attributesTooLarge")
-            } else if let problem = self.renderBudgetProblem(
+            } else if let problem = self.templates.renderBudgetProblem(
                 activity, state: state, alert: update.alert?.fields ?? activity.alert, newAlert: update.alert != nil)
             {
                 guard update.delivery.source == .push else { throw problem }
@@ -107,7 +107,7 @@ extension Engine {
             outcome = .rejected("attributesTooLarge")
         } else if end.content?.state != nil || end.alert != nil,
             case let state = end.content?.state ?? self.activities.read(end.id, { $0.content.state }) ?? JSONObject(),
-            let problem = self.renderBudgetProblem(
+            let problem = self.templates.renderBudgetProblem(
                 activity, state: state, alert: end.alert?.fields ?? activity.alert, newAlert: end.alert != nil)
         {
             guard end.delivery.source == .push else { throw problem }
@@ -162,20 +162,21 @@ struct DeliveryOutcome: Sendable, Hashable {
     }
 }
 
-extension Engine {
-    /// Parsed once: every update checks its state against the render budget.
-    private static let contentStatePointer: JSONPointer = "/content/state"
-    private static let alertPointer: JSONPointer = "/alert"
+/// Parsed once: every update checks its state against the render budget.
+private let contentStatePointer: JSONPointer = "/content/state"
+private let alertPointer: JSONPointer = "/alert"
 
+extension TemplateStore {
     /// Why rendering `state` with the activity's templates would be over budget, if it would.
+    /// On the templates, not the engine: a mutating delivery that asked the engine copied it
+    /// whole for the call (every stored property retained and released again, per update).
     fileprivate func renderBudgetProblem(
         _ activity: UpdateTarget, state: JSONObject, alert: JSONObject?, newAlert: Bool
     ) -> APIError? {
         do throws(APIError) {
-            try self.checkRenderBudget(
+            try self.checkActivityBudget(
                 app: activity.app, type: activity.attributesType, attributes: activity.attributes, state: state,
-                alert: alert, field: Self.contentStatePointer,
-                alertField: newAlert ? Self.alertPointer : Self.contentStatePointer)
+                alert: alert, field: contentStatePointer, alertField: newAlert ? alertPointer : contentStatePointer)
             return nil
         } catch {
             return error

@@ -40,7 +40,9 @@ extension Engine {
     /// What templates see. It deliberately holds no "now": fragments change only when the
     /// activity or its app changes, never by the passing of time (countdowns are client-side).
     func renderContext(_ activity: Activity) -> JSONValue {
-        let app = self.apps.read(activity.app) { (name: $0.name, identity: $0.identity.contextJSON) }
+        // Two fields out of the box, the identity's JSON built outside it: a call on the entity
+        // inside the closure copied the whole app out of its box (every stored property retained).
+        let app = self.apps.read(activity.app) { (name: $0.name, identity: $0.identity) }
         // Members in key order, built once per update to compare with the last context: no
         // dictionary literal (a tuple array mapped to members, then checked for order).
         let details = JSONObject(sortedUniqueMembers: [
@@ -56,7 +58,7 @@ extension Engine {
         ])
         let appJSON = JSONObject(sortedUniqueMembers: [
             .init(key: "id", value: .string(activity.app)),
-            .init(key: "identity", value: app?.identity ?? .object(JSONObject())),
+            .init(key: "identity", value: app?.identity.contextJSON ?? .object(JSONObject())),
             .init(key: "name", value: .string(app?.name ?? activity.app)),
         ])
         return .object(

@@ -2,12 +2,12 @@ internal import HashTreeCollections
 
 /// Where `RenderBudget` is enforced: a template meets the content it will render when either
 /// arrives, so no render is ever over budget.
-extension Engine {
+extension TemplateStore {
     /// The app's own templates for an activity type, every slot.
     private func activityTemplates(app: String, type: String) -> [any CompiledTemplate] {
-        guard self.templates.hasTemplates(app: app) else { return [] }
+        guard self.hasTemplates(app: app) else { return [] }
         return PresentationSlot.allCases.compactMap {
-            self.templates[TemplateKey(app: app, target: "activity:" + type, slot: $0.rawValue)]?.compiled
+            self[TemplateKey(app: app, target: "activity:" + type, slot: $0.rawValue)]?.compiled
         }
     }
 
@@ -15,7 +15,7 @@ extension Engine {
     /// under `alert`, its `loc-args` arrays too) against the app's templates for its type. Over
     /// budget with the alert only, the error names `alertField` (`/alert` when the command
     /// carries it; the content's field when it is the activity's last one).
-    func checkRenderBudget(
+    func checkActivityBudget(
         app: String, type: String, attributes: JSONObject, state: JSONObject, alert: JSONObject?,
         field: JSONPointer, alertField: JSONPointer = "/alert"
     ) throws(APIError) {
@@ -33,14 +33,17 @@ extension Engine {
 
     /// Checks widget content (timeline entries, configuration, placeholder) against the app's
     /// template for the widget's kind.
-    func checkRenderBudget(app: String, kind: String, contents: [JSONObject], field: JSONPointer) throws(APIError) {
-        guard self.templates.hasTemplates(app: app),
-            let template = self.templates[TemplateKey(app: app, target: "widget:" + kind, slot: "html")]?.compiled
+    func checkWidgetBudget(app: String, kind: String, contents: [JSONObject], field: JSONPointer) throws(APIError) {
+        guard self.hasTemplates(app: app),
+            let template = self[TemplateKey(app: app, target: "widget:" + kind, slot: "html")]?.compiled
         else { return }
         for content in contents {
             try RenderBudget.check(template, content: [.object(content)], what: "this content with the \(kind) template", field: field)
         }
     }
+}
+
+extension Engine {
 
     /// Checks a template about to be stored against everything it would render now: the app's
     /// activities of its type, or its widgets of its kind.

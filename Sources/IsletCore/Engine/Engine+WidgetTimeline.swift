@@ -16,7 +16,7 @@ extension Engine {
                 .limitExceeded, "WK-7: a timeline holds at most \(limit) entries, got \(set.entries.count)",
                 field: "/entries")
         }
-        try self.checkRenderBudget(
+        try self.templates.checkWidgetBudget(
             app: widget.app, kind: widget.kind, contents: set.entries.map(\.content), field: "/entries")
         let policy: ReloadPolicy
         switch set.policy {

@@ -45,7 +45,7 @@ extension Engine {
         }
         let contents = [upsert.configuration, upsert.placeholder].compactMap { $0 }
         if !contents.isEmpty {
-            try self.checkRenderBudget(app: widget.app, kind: widget.kind, contents: contents, field: "/configuration")
+            try self.templates.checkWidgetBudget(app: widget.app, kind: widget.kind, contents: contents, field: "/configuration")
         }
         let reconfigured = existing != nil && upsert.configuration.map { $0 != widget.configuration } == true
         if let configuration = upsert.configuration {
