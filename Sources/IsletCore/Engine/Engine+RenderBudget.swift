@@ -44,7 +44,6 @@ extension TemplateStore {
 }
 
 extension Engine {
-
     /// Checks a template about to be stored against everything it would render now: the app's
     /// activities of its type, or its widgets of its kind.
     func checkRenderBudget(_ template: any CompiledTemplate, app: String, target: String) throws(APIError) {
