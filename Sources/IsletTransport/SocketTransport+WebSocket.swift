@@ -33,7 +33,7 @@ extension SocketTransport {
         let heldBefore = state.reassemblyBytes
         let message = state.received(bytes)
         self.countReassembly(held: state.reassemblyBytes, before: heldBefore)
-        guard let message else { return state.isFailing ? .close : .proceed }
+        guard let message else { return state.verdictWithoutMessage }
         self.isDeliveringMessage = true
         defer { self.isDeliveringMessage = false }
         self.delegate?.transport(self, didReceive: message, from: id)

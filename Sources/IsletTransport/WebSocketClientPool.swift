@@ -114,7 +114,7 @@ extension WebSocketClientPool: LWSEvents {
 
     func webSocketReceived(_ connection: LWSConnection, _ bytes: UnsafeRawBufferPointer) -> LWSVerdict {
         guard let id = connection.id, let state = self.sockets[id] else { return .close }
-        guard let message = state.received(bytes) else { return state.isFailing ? .close : .proceed }
+        guard let message = state.received(bytes) else { return state.verdictWithoutMessage }
         self.delegate?.client(self, didReceive: message, from: id)
         return .proceed
     }

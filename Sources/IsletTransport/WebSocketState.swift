@@ -187,7 +187,7 @@ final class WebSocketState {
 
     /// A piece of a message arrived. Returns the message once complete. A message over the
     /// limit (1009), or a compressed text message that is not UTF-8 (1007), fails the
-    /// connection (`isFailing`): the caller must then return `.close`.
+    /// connection (`isFailing`): the caller then returns `verdictWithoutMessage`.
     func received(_ bytes: UnsafeRawBufferPointer) -> WebSocketMessage? {
         if self.sentClose || self.isFailing { return nil }  // After our close frame, data is discarded.
         let frame = self.connection.receivedFrame
@@ -213,23 +213,30 @@ final class WebSocketState {
         }
     }
 
-    /// Fails the connection with `code`. lws sends the close frame and closes when the receive
-    /// callback returns -1, and nothing may follow that frame: this side counts it as sent. But
-    /// while lws inflates a compressed message from its drain list, lws 4.1.6 ignores the
-    /// result (`rops_handle_POLLIN_ws`); so for a compressed message the close frame is
-    /// scheduled here, ahead of any queued message, and the connection is closed once it is
-    /// written (RFC 6455 §7.1.7: a failed connection need not wait for the peer's close).
+    /// Fails the connection with `code`, with one close frame. Uncompressed, lws writes it when
+    /// the receive callback returns -1 (`verdictWithoutMessage`), and nothing may follow it:
+    /// this side counts it as sent. While lws inflates a compressed message, lws 4.1.6 acts on
+    /// that -1 with a close frame of its own on some paths (`lws_ws_rx_sm` called for network
+    /// input) and ignores it on others (its drain list, `rops_handle_POLLIN_ws`), so there this
+    /// side writes the close frame itself, ahead of any queued message, the callback returns 0,
+    /// and the connection is closed once the frame is written (RFC 6455 §7.1.7: a failed
+    /// connection need not wait for the peer's close). Later pieces are dropped.
     private func fail(_ code: WebSocketCloseCode, _ reason: String, compressed: Bool) {
         self.isFailing = true
         self.closeCode = code
-        self.connection.setCloseReason(code, reason)
         if compressed {
             self.pendingClose = (code, reason)
             self.requestWritable()
         } else {
+            self.connection.setCloseReason(code, reason)
             self.sentClose = true
         }
     }
+
+    /// What the receive callback returns for a piece that completed no message: -1 (`.close`)
+    /// once this side failed the connection and its close frame is lws's to write or written,
+    /// else 0 (a compressed message's failure waits for this side's own close frame).
+    var verdictWithoutMessage: LWSVerdict { self.isFailing && self.sentClose ? .close : .proceed }
 
     /// The writable callback: the queue's leading whole messages in one `send` (as many as the
     /// buffer holds, when this side frames its own messages), or one frame or fragment, else

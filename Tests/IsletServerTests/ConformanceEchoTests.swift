@@ -155,7 +155,7 @@ struct ConformanceEchoTests {
         }
     }
 
-    @Test("with compression, a small message that inflates beyond 64 KiB closes with 1009")
+    @Test("with compression, a small message that inflates beyond 64 KiB gets one close frame, 1009")
     func compressionBomb() async throws {
         // 100,000 × "a", deflated (raw, level 9, sync flush without its 00 00 FF FF): 115 bytes.
         let prefix: [UInt8] = [
@@ -167,10 +167,35 @@ struct ConformanceEchoTests {
                 port: server.port, path: "/v1/echo", subprotocols: [],
                 headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
             try client.send(opcode: Frame.text, payload: bomb, rsv: 4)
-            #expect(try client.readClose() == 1009)
+            var frames: [(opcode: UInt8, code: UInt16?)] = []
+            while let frame = try? client.readFrame() {
+                frames.append((frame.opcode, frame.closeCode))
+                if frames.count == 1 { try? client.sendClose(code: 1009) }
+            }
+            #expect(frames.map(\.opcode) == [Frame.close])  // one close frame: lws's and this side's were two
+            #expect(frames.first?.code == 1009)
             let statistics = try await server.withServer { $0.transport.statistics }
             #expect(statistics.largestReassemblyBytes <= 64 * 1024)
             #expect(statistics.reassemblyBytes == 0)
+        }
+    }
+
+    @Test("with compression, a compressed text message that is not UTF-8 gets one close frame, 1007")
+    func compressedInvalidUTF8() async throws {
+        // {"a":"\u{C3}("} deflated (raw, level 9, sync flush without its 00 00 FF FF).
+        let payload: [UInt8] = [0xAA, 0x56, 0x4A, 0x54, 0xB2, 0x52, 0x3A, 0xAC, 0xA1, 0x54, 0x0B, 0x00]
+        try await withRunningServer(Self.configuration(compression: true)) { server in
+            let client = try TestWebSocketClient.connect(
+                port: server.port, path: "/v1/echo", subprotocols: [],
+                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            try client.send(opcode: Frame.text, payload: payload, rsv: 4)
+            var frames: [(opcode: UInt8, code: UInt16?)] = []
+            while let frame = try? client.readFrame() {
+                frames.append((frame.opcode, frame.closeCode))
+                if frames.count == 1 { try? client.sendClose(code: 1007) }
+            }
+            #expect(frames.map(\.opcode) == [Frame.close])
+            #expect(frames.first?.code == 1007)
         }
     }
 
