@@ -191,6 +191,17 @@ public final class TestWebSocketClient {
         }
     }
 
+    /// Every frame until the peer hangs up (or a read times out), the first answered with a
+    /// close frame of `code`: for "one close frame, and nothing after it".
+    public func framesUntilHangUp(answeringFirstWith code: UInt16) -> [Frame] {
+        var frames: [Frame] = []
+        while let frame = try? self.readFrame() {
+            frames.append(frame)
+            if frames.count == 1 { try? self.sendClose(code: code) }
+        }
+        return frames
+    }
+
     /// Closes the socket without a close frame.
     public func drop() { self.connection.socket.close() }
 

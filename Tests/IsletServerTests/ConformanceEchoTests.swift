@@ -114,15 +114,19 @@ struct ConformanceEchoTests {
         }
     }
 
+    /// A client of the echo endpoint that offers permessage-deflate.
+    static func compressingClient(port: Int) throws -> TestWebSocketClient {
+        try TestWebSocketClient.connect(
+            port: port, path: "/v1/echo", subprotocols: [], headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+    }
+
     /// "Hello" compressed with permessage-deflate (RFC 7692 §7.2.3.1).
     static let compressedHello: [UInt8] = [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]
 
     @Test("with compression, a compressed message is inflated, echoed compressed, and uncompressed ones still work")
     func compressedRoundTrip() async throws {
         try await withRunningServer(Self.configuration(compression: true)) { server in
-            let client = try TestWebSocketClient.connect(
-                port: server.port, path: "/v1/echo", subprotocols: [],
-                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            let client = try Self.compressingClient(port: server.port)
             try client.send(opcode: Frame.text, payload: Self.compressedHello, rsv: 4)
             #expect(
                 try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
@@ -140,9 +144,7 @@ struct ConformanceEchoTests {
         let finished: [UInt8] = [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]
         for payload in [finished, finished + [0x00]] {
             try await withRunningServer(Self.configuration(compression: true)) { server in
-                let client = try TestWebSocketClient.connect(
-                    port: server.port, path: "/v1/echo", subprotocols: [],
-                    headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+                let client = try Self.compressingClient(port: server.port)
                 try client.send(opcode: Frame.text, payload: payload, rsv: 4)
                 #expect(
                     try client.readFrame() == Frame(fin: true, opcode: Frame.text, payload: Self.compressedHello, rsv: 4))
@@ -163,17 +165,11 @@ struct ConformanceEchoTests {
         ]
         let bomb = prefix + Array(repeating: 0, count: 96) + [0xAF, 0x06]
         try await withRunningServer(Self.configuration(compression: true)) { server in
-            let client = try TestWebSocketClient.connect(
-                port: server.port, path: "/v1/echo", subprotocols: [],
-                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            let client = try Self.compressingClient(port: server.port)
             try client.send(opcode: Frame.text, payload: bomb, rsv: 4)
-            var frames: [(opcode: UInt8, code: UInt16?)] = []
-            while let frame = try? client.readFrame() {
-                frames.append((frame.opcode, frame.closeCode))
-                if frames.count == 1 { try? client.sendClose(code: 1009) }
-            }
+            let frames = client.framesUntilHangUp(answeringFirstWith: 1009)
             #expect(frames.map(\.opcode) == [Frame.close])  // one close frame: lws's and this side's were two
-            #expect(frames.first?.code == 1009)
+            #expect(frames.first?.closeCode == 1009)
             let statistics = try await server.withServer { $0.transport.statistics }
             #expect(statistics.largestReassemblyBytes <= 64 * 1024)
             #expect(statistics.reassemblyBytes == 0)
@@ -185,17 +181,11 @@ struct ConformanceEchoTests {
         // {"a":"\u{C3}("} deflated (raw, level 9, sync flush without its 00 00 FF FF).
         let payload: [UInt8] = [0xAA, 0x56, 0x4A, 0x54, 0xB2, 0x52, 0x3A, 0xAC, 0xA1, 0x54, 0x0B, 0x00]
         try await withRunningServer(Self.configuration(compression: true)) { server in
-            let client = try TestWebSocketClient.connect(
-                port: server.port, path: "/v1/echo", subprotocols: [],
-                headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            let client = try Self.compressingClient(port: server.port)
             try client.send(opcode: Frame.text, payload: payload, rsv: 4)
-            var frames: [(opcode: UInt8, code: UInt16?)] = []
-            while let frame = try? client.readFrame() {
-                frames.append((frame.opcode, frame.closeCode))
-                if frames.count == 1 { try? client.sendClose(code: 1007) }
-            }
+            let frames = client.framesUntilHangUp(answeringFirstWith: 1007)
             #expect(frames.map(\.opcode) == [Frame.close])
-            #expect(frames.first?.code == 1007)
+            #expect(frames.first?.closeCode == 1007)
         }
     }
 

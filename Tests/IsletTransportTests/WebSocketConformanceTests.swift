@@ -38,13 +38,9 @@ struct WebSocketConformanceTests {
             let port = try await loop.submit { box.transport.boundPort }
             let client = try TestWebSocketClient.connect(port: port, subprotocols: [])
             try client.send(opcode: Frame.binary, payload: Array(repeating: 1, count: 70 * 1024))
-            var frames: [(opcode: UInt8, code: UInt16?)] = []
-            while let frame = try? client.readFrame() {
-                frames.append((frame.opcode, frame.closeCode))
-                if frames.count == 1 { try? client.sendClose(code: 1009) }
-            }
+            let frames = client.framesUntilHangUp(answeringFirstWith: 1009)
             #expect(frames.map(\.opcode) == [Frame.close])
-            #expect(frames.first?.code == 1009)
+            #expect(frames.first?.closeCode == 1009)
         }
     }
 

@@ -16,6 +16,13 @@ private func readyClients(port: Int, count: Int = 2, receiveBufferBytes: Int? = 
     }
 }
 
+/// A transport configuration whose broadcasts wait `milliseconds` (the write delay).
+private func withWriteDelay(milliseconds: Int) -> TransportConfiguration {
+    var configuration = TransportConfiguration(port: 0)
+    configuration.webSocketWriteDelay = .milliseconds(milliseconds)
+    return configuration
+}
+
 @Suite("Broadcast and write coalescing")
 struct WriteCoalescingTests {
     @Test("server frames: 2-, 4- and 10-byte headers, FIN set, unmasked, payload after")
@@ -176,8 +183,7 @@ struct WriteCoalescingTests {
 
     @Test("with a write delay, a connection's messages within it leave in one write, in order")
     func coalesced() async throws {
-        var configuration = TransportConfiguration(port: 0)
-        configuration.webSocketWriteDelay = .milliseconds(200)
+        let configuration = withWriteDelay(milliseconds: 200)
         let (before, held, after) = try await Self.broadcastThree(configuration)
         #expect(held.webSocketWrites == before.webSocketWrites)
         #expect(after.webSocketMessagesSent - before.webSocketMessagesSent == 6)
@@ -186,8 +192,7 @@ struct WriteCoalescingTests {
 
     @Test("with a write delay, a broadcast past the fan-out's look-ahead holds each connection once; one that closes meanwhile is passed over at the release; a broadcast after it holds anew")
     func coalescedToMany() async throws {
-        var configuration = TransportConfiguration(port: 0)
-        configuration.webSocketWriteDelay = .milliseconds(1500)
+        let configuration = withWriteDelay(milliseconds: 1500)
         try await withEchoTransport(configuration) { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
             var clients = try readyClients(port: port, count: 13)
@@ -222,8 +227,7 @@ struct WriteCoalescingTests {
 
     @Test("a reply is not delayed: it takes the held messages along, in order")
     func replyFlushes() async throws {
-        var configuration = TransportConfiguration(port: 0)
-        configuration.webSocketWriteDelay = .milliseconds(1000)
+        let configuration = withWriteDelay(milliseconds: 1000)
         try await withEchoTransport(configuration) { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
             let client = try TestWebSocketClient.connect(port: port, subprotocols: [], timeout: .milliseconds(900))
