@@ -40,9 +40,7 @@ extension Engine {
     /// What templates see. It deliberately holds no "now": fragments change only when the
     /// activity or its app changes, never by the passing of time (countdowns are client-side).
     func renderContext(_ activity: Activity) -> JSONValue {
-        // Two fields out of the box, the identity's JSON built outside it: a call on the entity
-        // inside the closure copied the whole app out of its box (every stored property retained).
-        let app = self.apps.read(activity.app) { (name: $0.name, identity: $0.identity) }
+        let app = self.apps.renderInfo(activity.app)
         // Members in key order, built once per update to compare with the last context: no
         // dictionary literal (a tuple array mapped to members, then checked for order).
         let details = JSONObject(sortedUniqueMembers: [
@@ -58,8 +56,8 @@ extension Engine {
         ])
         let appJSON = JSONObject(sortedUniqueMembers: [
             .init(key: "id", value: .string(activity.app)),
-            .init(key: "identity", value: app?.identity.contextJSON ?? .object(JSONObject())),
-            .init(key: "name", value: .string(app?.name ?? activity.app)),
+            .init(key: "identity", value: app.identity),
+            .init(key: "name", value: .string(app.name)),
         ])
         return .object(
             JSONObject(sortedUniqueMembers: [
@@ -104,7 +102,7 @@ struct WidgetRenderPass {
             self.templates.hasTemplates(app: widget.app)
             ? self.templates[TemplateKey(app: widget.app, target: "widget:" + widget.kind, slot: "html")]?.compiled : nil
         let entry = widget.shownEntry
-        let app = self.appInfo[widget.app] ?? self.appRenderInfo(widget.app)
+        let app = self.appInfo[widget.app] ?? self.apps.renderInfo(widget.app)
         self.appInfo[widget.app] = app
         let size = self.device(widget.device).map { $0.model.widgetSize(widget.family).json } ?? .null
         let input = WidgetContextInput(
@@ -117,9 +115,16 @@ struct WidgetRenderPass {
         let html = self.renderer.renderWidget(request)
         return entry == nil ? redactText(html) : html
     }
+}
 
-    private func appRenderInfo(_ id: String) -> (name: String, identity: JSONValue) {
-        self.apps.read(id) { ($0.name, $0.identity.contextJSON) } ?? (id, .object(JSONObject()))
+extension EntityMap<App> {
+    /// What templates see of an app (`app.name`, `app.identity`), for an activity or a widget;
+    /// its id as the name and no colours when there is none. Two fields come out of the box and
+    /// the identity's JSON is built outside it: a call on the entity inside the closure copied
+    /// the whole app out (every stored property retained).
+    func renderInfo(_ id: String) -> (name: String, identity: JSONValue) {
+        guard let (name, identity) = self.read(id, { ($0.name, $0.identity) }) else { return (id, .object(JSONObject())) }
+        return (name, identity.contextJSON)
     }
 }
 
