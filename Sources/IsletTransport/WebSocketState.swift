@@ -23,8 +23,8 @@ final class WebSocketState {
     private(set) var closeCode: WebSocketCloseCode?
     /// A drain notice is wanted: the next writable callback with nothing to write reports it.
     private var wantsDrainNotice = false
-    /// Set when we fail the connection (a message over the limit, invalid UTF-8): the receive
-    /// callback must return `.close`, and later pieces are dropped.
+    /// Set when we fail the connection (a message over the limit, invalid UTF-8): later pieces
+    /// are dropped, and the receive callback returns `verdictWithoutMessage`.
     private(set) var isFailing = false
     /// Messages wait in the queue for the write delay to end (`hold`), with no writable
     /// callback armed.
