@@ -95,11 +95,19 @@ struct WriteCoalescingTests {
         }
     }
 
-    @Test("a broadcast that fills the socket: what the socket refuses (part of a frame, or all of it) is finished by libwebsockets, later ones queue behind it, and each arrives whole and in order")
-    func broadcastPastTheSocket() async throws {
+    /// An echo transport and one ready client whose socket fills soon (a 4 KiB receive buffer).
+    private static func withSmallSocketClient(
+        _ body: (EventLoop, TransportBox<EchoDelegate>, TestWebSocketClient) async throws -> Void
+    ) async throws {
         try await withEchoTransport { loop, box in
             let port = try await loop.submit { box.transport.boundPort }
-            let client = try readyClients(port: port, count: 1, receiveBufferBytes: 4096)[0]
+            try await body(loop, box, try readyClients(port: port, count: 1, receiveBufferBytes: 4096)[0])
+        }
+    }
+
+    @Test("a broadcast that fills the socket: what the socket refuses (part of a frame, or all of it) is finished by libwebsockets, later ones queue behind it, and each arrives whole and in order")
+    func broadcastPastTheSocket() async throws {
+        try await Self.withSmallSocketClient { loop, box, client in
             // 4,000-byte messages (written past lws, the fan-out's path) until the socket and
             // the queue are full; the socket takes a part of one of them.
             let message = Self.numberedMessage
@@ -130,9 +138,7 @@ struct WriteCoalescingTests {
 
     @Test("a pong libwebsockets owes while the socket is full, and the broadcasts around it, arrive as whole frames")
     func pongAmongBroadcasts() async throws {
-        try await withEchoTransport { loop, box in
-            let port = try await loop.submit { box.transport.boundPort }
-            let client = try readyClients(port: port, count: 1, receiveBufferBytes: 4096)[0]
+        try await Self.withSmallSocketClient { loop, box, client in
             let message = Self.numberedMessage
             func broadcast(from first: Int, count: Int) async throws -> Int {
                 try await loop.submit {
